@@ -1,0 +1,1 @@
+"""Glyphoxa memory: the pipeline side (stores, transforms, Dagster definitions)."""

