@@ -8,6 +8,7 @@ server. We start it with cleanup_mode=None so it outlives the command that start
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import subprocess
 from dataclasses import dataclass
@@ -96,7 +97,5 @@ def ensure_database(admin_url: str, database: str) -> None:
         ).fetchone()
         if exists:
             return
-        try:
+        with contextlib.suppress(psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
-        except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
-            pass

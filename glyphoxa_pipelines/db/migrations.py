@@ -50,34 +50,33 @@ def migrate(url: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
     """Apply pending migrations; return the names applied (empty when up to date)."""
     migrations = discover(directory)
     applied: list[str] = []
-    with psycopg.connect(url, autocommit=True) as conn:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-            conn.execute(
-                """CREATE TABLE IF NOT EXISTS schema_migrations (
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute(
+            """CREATE TABLE IF NOT EXISTS schema_migrations (
                        version integer PRIMARY KEY,
                        name text NOT NULL,
                        checksum text NOT NULL,
                        applied_at timestamptz NOT NULL DEFAULT now())"""
+        )
+        done = {
+            row[0]: row[1]
+            for row in conn.execute("SELECT version, checksum FROM schema_migrations")
+        }
+        for mig in migrations:
+            if mig.version in done:
+                if done[mig.version] != mig.checksum:
+                    raise MigrationError(
+                        f"{mig.name} was changed after it was applied; add a new migration"
+                    )
+                continue
+            try:
+                conn.execute(mig.sql.encode())  # whole file, simple query protocol
+            except psycopg.Error as exc:
+                raise MigrationError(f"{mig.name} failed: {exc}") from exc
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
+                (mig.version, mig.name, mig.checksum),
             )
-            done = {
-                row[0]: row[1]
-                for row in conn.execute("SELECT version, checksum FROM schema_migrations")
-            }
-            for mig in migrations:
-                if mig.version in done:
-                    if done[mig.version] != mig.checksum:
-                        raise MigrationError(
-                            f"{mig.name} was changed after it was applied; add a new migration"
-                        )
-                    continue
-                try:
-                    conn.execute(mig.sql.encode())  # whole file, simple query protocol
-                except psycopg.Error as exc:
-                    raise MigrationError(f"{mig.name} failed: {exc}") from exc
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
-                    (mig.version, mig.name, mig.checksum),
-                )
-                applied.append(mig.name)
+            applied.append(mig.name)
     return applied

@@ -1,0 +1,114 @@
+"""Session summaries, "Previously on…" recaps, and the campaign's story so far."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from glyphoxa_pipelines.db.operations import Op, execute, fetch_one, operation
+from glyphoxa_pipelines.memory.errors import NotFoundError
+from glyphoxa_pipelines.memory.models import Recap, SessionSummary
+from glyphoxa_pipelines.memory.rows import from_row
+
+
+def _session_campaign_op(session_id: str) -> Op:
+    row = yield fetch_one("SELECT campaign_id FROM sessions WHERE id = %s", (session_id,))
+    if row is None:
+        raise NotFoundError(f"unknown session {session_id!r}")
+    return row["campaign_id"]
+
+
+class SummaryStore:
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    @operation
+    def save(self, summary: SessionSummary) -> Op:
+        campaign = yield from _session_campaign_op(summary.session_id)
+        row = yield fetch_one(
+            """INSERT INTO session_summaries (session_id, campaign_id, summary, key_points, method)
+               VALUES (%s, %s, %s, %s::jsonb, %s)
+               ON CONFLICT (session_id) DO UPDATE SET summary = EXCLUDED.summary,
+                   key_points = EXCLUDED.key_points, method = EXCLUDED.method,
+                   created_at = now()
+               RETURNING *""",
+            (
+                summary.session_id,
+                campaign,
+                summary.summary,
+                json.dumps(summary.key_points),
+                summary.method,
+            ),
+        )
+        return from_row(SessionSummary, row)
+
+    @operation
+    def get(self, session_id: str) -> Op:
+        row = yield fetch_one(
+            "SELECT * FROM session_summaries WHERE session_id = %s", (session_id,)
+        )
+        return from_row(SessionSummary, row) if row else None
+
+    @operation
+    def latest(self, campaign_id: str, *, before_session: str | None = None) -> Op:
+        """The summary of the campaign's most recent summarised session ("last session")."""
+        row = yield fetch_one(
+            """SELECT ss.* FROM session_summaries ss JOIN sessions s ON s.id = ss.session_id
+               WHERE ss.campaign_id = %(c)s
+                 AND (%(b)s::text IS NULL OR s.started_at <
+                      (SELECT started_at FROM sessions WHERE id = %(b)s))
+               ORDER BY s.started_at DESC LIMIT 1""",
+            {"c": campaign_id, "b": before_session},
+        )
+        return from_row(SessionSummary, row) if row else None
+
+    @operation
+    def delete(self, session_id: str) -> Op:
+        n = yield execute("DELETE FROM session_summaries WHERE session_id = %s", (session_id,))
+        return n > 0
+
+
+class RecapStore:
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    @operation
+    def save(self, recap: Recap) -> Op:
+        campaign = yield from _session_campaign_op(recap.session_id)
+        row = yield fetch_one(
+            """INSERT INTO recaps (session_id, campaign_id, text, audio_path, method)
+               VALUES (%s, %s, %s, %s, %s)
+               ON CONFLICT (session_id) DO UPDATE SET text = EXCLUDED.text,
+                   audio_path = EXCLUDED.audio_path, method = EXCLUDED.method,
+                   created_at = now()
+               RETURNING *""",
+            (recap.session_id, campaign, recap.text, recap.audio_path, recap.method),
+        )
+        return from_row(Recap, row)
+
+    @operation
+    def get(self, session_id: str) -> Op:
+        row = yield fetch_one("SELECT * FROM recaps WHERE session_id = %s", (session_id,))
+        return from_row(Recap, row) if row else None
+
+    @operation
+    def delete(self, session_id: str) -> Op:
+        n = yield execute("DELETE FROM recaps WHERE session_id = %s", (session_id,))
+        return n > 0
+
+    @operation
+    def save_story(self, campaign_id: str, story: str, details: dict[str, Any]) -> Op:
+        yield execute(
+            """INSERT INTO campaign_summaries (campaign_id, story, details)
+               VALUES (%s, %s, %s::jsonb)
+               ON CONFLICT (campaign_id) DO UPDATE SET story = EXCLUDED.story,
+                   details = EXCLUDED.details, updated_at = now()""",
+            (campaign_id, story, json.dumps(details)),
+        )
+
+    @operation
+    def get_story(self, campaign_id: str) -> Op:
+        row = yield fetch_one(
+            "SELECT story FROM campaign_summaries WHERE campaign_id = %s", (campaign_id,)
+        )
+        return row["story"] if row else None

@@ -1,0 +1,336 @@
+"""L2 semantic index: transcript chunks and their embeddings, several models side by side.
+
+The vector column is untyped so models of different dimensions coexist; each model has a
+partial HNSW index on `embedding::vector(dim)`. Queries name the model and dimension as SQL
+literals (composed with psycopg.sql, never string-formatted) so the planner can match the
+partial index even with prepared statements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from pgvector import Vector
+from psycopg import sql
+
+from glyphoxa_pipelines.db.operations import (
+    Op,
+    execute,
+    execute_many,
+    fetch_all,
+    fetch_one,
+    operation,
+)
+from glyphoxa_pipelines.memory.errors import EmbeddingDimensionError, NotFoundError
+from glyphoxa_pipelines.memory.models import Chunk, ChunkHit
+from glyphoxa_pipelines.memory.rows import from_row
+
+CHUNK_COLUMNS = (
+    "c.id, c.campaign_id, c.session_id, c.seq, c.text, c.speakers, c.entity_ids, c.topic, "
+    "c.first_entry_id, c.last_entry_id, c.start_at, c.end_at, c.token_count, c.chunker_version"
+)
+
+
+def index_name(model: str) -> str:
+    return "chunk_embeddings_hnsw_" + re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")
+
+
+def _as_vector(embedding: Sequence[float] | np.ndarray, model: str, dim: int) -> Vector:
+    arr = np.asarray(embedding, dtype=np.float32)
+    if arr.ndim != 1 or arr.shape[0] != dim:
+        given = arr.shape[0] if arr.ndim == 1 else int(np.prod(arr.shape))
+        raise EmbeddingDimensionError(model, dim, given)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"embedding for model {model!r} contains NaN or infinity")
+    return Vector(arr)
+
+
+class SemanticIndex:
+    """Chunks + per-model embeddings; cosine k-NN with metadata filters."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._dims: dict[str, int] = {}
+
+    # -- models ---------------------------------------------------------------------------
+    def _dimension_op(self, model: str) -> Op:
+        if model not in self._dims:
+            row = yield fetch_one(
+                "SELECT dimension FROM embedding_models WHERE name = %s", (model,)
+            )
+            if row is None:
+                raise NotFoundError(
+                    f"unknown embedding model {model!r}; register it with register_model()"
+                )
+            self._dims[model] = int(row["dimension"])
+        return self._dims[model]
+
+    @operation
+    def register_model(self, model: str, dimension: int) -> Op:
+        """Declare a model and build its partial HNSW index (idempotent)."""
+        row = yield fetch_one(
+            """INSERT INTO embedding_models (name, dimension) VALUES (%s, %s)
+               ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING dimension""",
+            (model, dimension),
+        )
+        if int(row["dimension"]) != dimension:
+            raise EmbeddingDimensionError(model, int(row["dimension"]), dimension)
+        yield execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON chunk_embeddings USING hnsw "
+                "((embedding::vector({})) vector_cosine_ops) WHERE model = {}"
+            ).format(sql.Identifier(index_name(model)), sql.Literal(dimension), sql.Literal(model))
+        )
+        self._dims[model] = dimension
+        return dimension
+
+    @operation
+    def model_dimension(self, model: str) -> Op:
+        return (yield from self._dimension_op(model))
+
+    # -- writes ---------------------------------------------------------------------------
+    def _upsert_chunks_op(self, chunks: Sequence[Chunk]) -> Op:
+        if not chunks:
+            return 0
+        n = yield execute_many(
+            """INSERT INTO chunks (id, campaign_id, session_id, seq, text, speakers, entity_ids,
+                   topic, first_entry_id, last_entry_id, start_at, end_at, token_count,
+                   chunker_version)
+               VALUES (%(id)s, %(campaign_id)s, %(session_id)s, %(seq)s, %(text)s, %(speakers)s,
+                   %(entity_ids)s, %(topic)s, %(first_entry_id)s, %(last_entry_id)s,
+                   %(start_at)s, %(end_at)s, %(token_count)s, %(chunker_version)s)
+               ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text,
+                   speakers = EXCLUDED.speakers, entity_ids = EXCLUDED.entity_ids,
+                   topic = EXCLUDED.topic, first_entry_id = EXCLUDED.first_entry_id,
+                   last_entry_id = EXCLUDED.last_entry_id, start_at = EXCLUDED.start_at,
+                   end_at = EXCLUDED.end_at, token_count = EXCLUDED.token_count,
+                   chunker_version = EXCLUDED.chunker_version, created_at = now()""",
+            [asdict(c) for c in chunks],
+        )
+        return n
+
+    def _upsert_embeddings_op(
+        self, model: str, items: Sequence[tuple[str, Sequence[float] | np.ndarray]]
+    ) -> Op:
+        if not items:
+            return 0
+        dim = yield from self._dimension_op(model)
+        vectors = [(cid, _as_vector(vec, model, dim)) for cid, vec in items]
+        n = yield execute_many(
+            """INSERT INTO chunk_embeddings (chunk_id, model, campaign_id, session_id, embedding)
+               SELECT c.id, %s, c.campaign_id, c.session_id, %s FROM chunks c WHERE c.id = %s
+               ON CONFLICT (chunk_id, model) DO UPDATE SET embedding = EXCLUDED.embedding,
+                   created_at = now()""",
+            [(model, vec, cid) for cid, vec in vectors],
+        )
+        return n
+
+    @operation
+    def index_chunks(
+        self,
+        chunks: Sequence[Chunk],
+        embeddings: Sequence[Sequence[float]] | np.ndarray | None = None,
+        *,
+        model: str | None = None,
+    ) -> Op:
+        """Bulk upsert chunks, and their embeddings for `model` when given (same order)."""
+        n = yield from self._upsert_chunks_op(chunks)
+        if embeddings is not None:
+            if model is None:
+                raise ValueError("index_chunks: embeddings given without a model")
+            if len(embeddings) != len(chunks):
+                raise ValueError(
+                    f"index_chunks: {len(chunks)} chunks but {len(embeddings)} embeddings"
+                )
+            yield from self._upsert_embeddings_op(
+                model, [(c.id, e) for c, e in zip(chunks, embeddings, strict=True)]
+            )
+        return n
+
+    @operation
+    def replace_session_chunks(self, session_id: str, chunks: Sequence[Chunk]) -> Op:
+        """Make `chunks` the session's whole chunk set in one transaction (reprocessing).
+        Embeddings of chunks whose text did not change survive; others are dropped."""
+        ids = [c.id for c in chunks]
+        yield execute(
+            "DELETE FROM chunks WHERE session_id = %s AND NOT (id = ANY(%s))", (session_id, ids)
+        )
+        changed = yield fetch_all(
+            "SELECT id, text FROM chunks WHERE session_id = %s", (session_id,)
+        )
+        new_text = {c.id: c.text for c in chunks}
+        stale = [r["id"] for r in changed if new_text.get(r["id"]) != r["text"]]
+        if stale:
+            yield execute("DELETE FROM chunk_embeddings WHERE chunk_id = ANY(%s)", (stale,))
+        n = yield from self._upsert_chunks_op(chunks)
+        return n
+
+    @operation
+    def add_embeddings(
+        self, model: str, items: Sequence[tuple[str, Sequence[float] | np.ndarray]]
+    ) -> Op:
+        """Store (chunk id, embedding) pairs for `model`; dimension checked before writing."""
+        return (yield from self._upsert_embeddings_op(model, items))
+
+    # -- reads ----------------------------------------------------------------------------
+    @operation
+    def get_chunks(self, session_id: str) -> Op:
+        rows = yield fetch_all(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.session_id = %s ORDER BY c.seq",
+            (session_id,),
+        )
+        return [from_row(Chunk, r) for r in rows]
+
+    @operation
+    def chunks_missing_embeddings(
+        self, model: str, *, campaign_id: str | None = None, session_id: str | None = None
+    ) -> Op:
+        rows = yield fetch_all(
+            f"""SELECT {CHUNK_COLUMNS} FROM chunks c
+                WHERE (%(c)s::text IS NULL OR c.campaign_id = %(c)s)
+                  AND (%(s)s::text IS NULL OR c.session_id = %(s)s)
+                  AND NOT EXISTS (SELECT 1 FROM chunk_embeddings e
+                                  WHERE e.chunk_id = c.id AND e.model = %(m)s)
+                ORDER BY c.session_id, c.seq""",
+            {"c": campaign_id, "s": session_id, "m": model},
+        )
+        return [from_row(Chunk, r) for r in rows]
+
+    def _search_op(
+        self,
+        campaign_id: str,
+        embedding: Sequence[float] | np.ndarray,
+        top_k: int,
+        *,
+        model: str | None,
+        session_id: str | None,
+        speaker: str | None,
+        entity_ids: Sequence[str] | None,
+        after: datetime | None,
+        before: datetime | None,
+    ) -> Op:
+        if model is None:
+            row = yield fetch_one(
+                "SELECT active_embedding_model FROM campaigns WHERE id = %s", (campaign_id,)
+            )
+            if row is None:
+                raise NotFoundError(f"unknown campaign {campaign_id!r}")
+            model = row["active_embedding_model"]
+        dim = yield from self._dimension_op(model)
+        vec = _as_vector(embedding, model, dim)
+        if top_k <= 0:
+            return []
+        distance = sql.SQL("(e.embedding::vector({dim}) <=> %(v)s::vector({dim}))").format(
+            dim=sql.Literal(dim)
+        )
+        query = sql.SQL(
+            """SELECT {cols}, {distance} AS distance
+               FROM chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id
+               WHERE e.model = {model} AND e.campaign_id = %(c)s
+                 AND (%(s)s::text IS NULL OR e.session_id = %(s)s)
+                 AND (%(sp)s::text IS NULL OR %(sp)s = ANY(c.speakers))
+                 AND (%(ents)s::text[] IS NULL OR c.entity_ids && %(ents)s::text[])
+                 AND (%(after)s::timestamptz IS NULL OR c.end_at >= %(after)s)
+                 AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)
+               ORDER BY {distance} LIMIT %(k)s"""
+        ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, model=sql.Literal(model))
+        rows = yield fetch_all(
+            query,
+            {
+                "v": vec,
+                "c": campaign_id,
+                "s": session_id,
+                "sp": speaker,
+                "ents": list(entity_ids) if entity_ids is not None else None,
+                "after": after,
+                "before": before,
+                "k": top_k,
+            },
+        )
+        return [
+            ChunkHit(from_row(Chunk, r), float(r["distance"]), "vector") for r in rows
+        ]
+
+    @operation
+    def search(
+        self,
+        campaign_id: str,
+        embedding: Sequence[float] | np.ndarray,
+        top_k: int = 10,
+        *,
+        model: str | None = None,
+        session_id: str | None = None,
+        speaker: str | None = None,
+        entity_id: str | None = None,
+        after: datetime | None = None,
+        before: datetime | None = None,
+    ) -> Op:
+        """k nearest chunks by cosine distance (ascending), within one campaign."""
+        return (
+            yield from self._search_op(
+                campaign_id,
+                embedding,
+                top_k,
+                model=model,
+                session_id=session_id,
+                speaker=speaker,
+                entity_ids=[entity_id] if entity_id else None,
+                after=after,
+                before=before,
+            )
+        )
+
+    @operation
+    def fulltext_search(
+        self,
+        campaign_id: str,
+        query: str,
+        top_k: int = 10,
+        *,
+        session_id: str | None = None,
+        speaker: str | None = None,
+        entity_ids: Sequence[str] | None = None,
+        after: datetime | None = None,
+        before: datetime | None = None,
+    ) -> Op:
+        """Full-text over chunks (websearch syntax, OR of terms), best rank first."""
+        if not query.strip():
+            return []
+        rows = yield fetch_all(
+            f"""SELECT {CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q) AS rank
+                FROM chunks c, to_tsquery('english', %(q)s) q
+                WHERE c.campaign_id = %(c)s AND c.tsv @@ q
+                  AND (%(s)s::text IS NULL OR c.session_id = %(s)s)
+                  AND (%(sp)s::text IS NULL OR %(sp)s = ANY(c.speakers))
+                  AND (%(ents)s::text[] IS NULL OR c.entity_ids && %(ents)s::text[])
+                  AND (%(after)s::timestamptz IS NULL OR c.end_at >= %(after)s)
+                  AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)
+                ORDER BY rank DESC, c.session_id, c.seq LIMIT %(k)s""",
+            {
+                "q": or_tsquery(query),
+                "c": campaign_id,
+                "s": session_id,
+                "sp": speaker,
+                "ents": list(entity_ids) if entity_ids is not None else None,
+                "after": after,
+                "before": before,
+                "k": top_k,
+            },
+        )
+        return [ChunkHit(from_row(Chunk, r), float(r["rank"]), "fulltext") for r in rows]
+
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+
+
+def or_tsquery(text: str) -> str:
+    """A to_tsquery string OR-ing the words of `text` (each quoted as a lexeme source), so a
+    natural-language question matches chunks that share any of its terms; ranking does the
+    rest. Stop words are dropped by PostgreSQL's English configuration."""
+    words = [w.replace("'", "") for w in _WORD.findall(text)]
+    return " | ".join(f"'{w}'" for w in dict.fromkeys(words) if w) or "''"
