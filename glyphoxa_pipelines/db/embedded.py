@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import subprocess
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -33,7 +34,14 @@ class EmbeddedStatus:
     url: str | None
 
 
+def _quiet_platformdirs() -> None:
+    """pgserver asks platformdirs for a runtime dir; without XDG_RUNTIME_DIR it warns on every
+    command. Its /tmp fallback is what we want, so silence that one warning."""
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+
 def _postmaster_info(pgdata: Path):  # type: ignore[no-untyped-def]
+    _quiet_platformdirs()
     from pgserver.utils import PostmasterInfo
 
     return PostmasterInfo.read_from_pgdata(pgdata)
@@ -41,6 +49,7 @@ def _postmaster_info(pgdata: Path):  # type: ignore[no-untyped-def]
 
 def start(pgdata: Path) -> str:
     """Start (or reuse) the server on `pgdata`; return the admin URL (database `postgres`)."""
+    _quiet_platformdirs()
     import pgserver
 
     pgdata.mkdir(parents=True, exist_ok=True)

@@ -227,6 +227,7 @@ class SessionStore:
                    WHERE session_id = %(s)s AND spoken_at >= coalesce(%(now)s,
                          (SELECT max(spoken_at) FROM session_entries WHERE session_id = %(s)s))
                          - make_interval(secs => %(secs)s)
+                     AND (%(now)s::timestamptz IS NULL OR spoken_at <= %(now)s)
                    ORDER BY spoken_at DESC, id DESC LIMIT %(limit)s) recent
                ORDER BY spoken_at, id""",
             {"s": session_id, "now": now, "secs": seconds, "limit": limit},

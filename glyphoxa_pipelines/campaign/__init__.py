@@ -1,0 +1,1 @@
+"""Campaign files (YAML), transcript import, and loading them into the memory store."""

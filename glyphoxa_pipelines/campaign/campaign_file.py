@@ -1,0 +1,214 @@
+"""Parse and validate a campaign YAML file, reporting problems as file:line.
+
+YAML is composed with a loader that remembers the line of every mapping key and list item;
+pydantic (extra="forbid") validates the shape, and its error locations are mapped back to
+lines, so "unknown key", "wrong type" and "unknown reference" all point at the line to fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from glyphoxa_pipelines.memory.rows import slugify
+
+
+class CampaignFileError(ValueError):
+    """The campaign file is malformed; the message names file, line and problem."""
+
+
+class _LineDict(dict):  # type: ignore[type-arg]
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class _LineList(list):  # type: ignore[type-arg]
+    line: int = 0
+    item_lines: list[int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:  # type: ignore[override]
+        keys: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in keys:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            keys[key] = key_node.start_mark.line + 1
+        mapping = _LineDict(super().construct_mapping(node, deep=True))
+        mapping.line = node.start_mark.line + 1
+        mapping.key_lines = keys
+        return mapping
+
+    def construct_sequence(self, node: yaml.SequenceNode, deep: bool = False) -> Any:  # type: ignore[override]
+        seq = _LineList(super().construct_sequence(node, deep=True))
+        seq.line = node.start_mark.line + 1
+        seq.item_lines = [child.start_mark.line + 1 for child in node.value]
+        return seq
+
+
+_LineLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping
+)
+_LineLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _LineLoader.construct_sequence
+)
+
+_Strict = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class CampaignInfo(BaseModel):
+    model_config = _Strict
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    name: str = Field(min_length=1)
+    description: str = ""
+    system: str = ""
+    review_threshold: float = Field(0.7, ge=0, le=1)
+
+
+class EntitySpec(BaseModel):
+    model_config = _Strict
+    name: str = Field(min_length=1)
+    type: str = Field(pattern=r"^[a-z][a-z_]*$")
+    id: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    aliases: list[str] = []
+    attributes: dict[str, Any] = {}
+
+    @property
+    def entity_id(self) -> str:
+        return self.id or slugify(self.name)
+
+
+class RelationshipSpec(BaseModel):
+    model_config = _Strict
+    source: str = Field(min_length=1)
+    target: str = Field(min_length=1)
+    type: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    attributes: dict[str, Any] = {}
+    confidence: float = Field(1.0, ge=0, le=1)
+    visibility: Literal["public", "secret"] | list[str] = "public"
+    evidence: str = ""
+
+
+class NpcSpec(BaseModel):
+    model_config = _Strict
+    name: str = Field(min_length=1)
+    personality: str = ""
+    speaking_style: str = ""
+    emotional_state: str = ""
+    behavior_rules: list[str] = []
+    secret_knowledge: list[str] = []
+    voice: dict[str, Any] | str = {}
+
+    @field_validator("voice")
+    @classmethod
+    def _voice_dict(cls, v: dict[str, Any] | str) -> dict[str, Any]:
+        return {"name": v} if isinstance(v, str) else v
+
+
+class CampaignFile(BaseModel):
+    model_config = _Strict
+    campaign: CampaignInfo
+    entities: list[EntitySpec] = []
+    relationships: list[RelationshipSpec] = []
+    npcs: list[NpcSpec] = []
+
+
+def _line_of(raw: Any, loc: tuple[Any, ...]) -> int:
+    """The line of the deepest YAML node on pydantic's error path."""
+    line = getattr(raw, "line", 1)
+    node = raw
+    for part in loc:
+        if isinstance(node, _LineDict) and part in node:
+            line = node.key_lines.get(part, line)
+            node = node[part]
+        elif isinstance(node, _LineList) and isinstance(part, int) and part < len(node):
+            line = node.item_lines[part]
+            node = node[part]
+        else:
+            break
+        line = getattr(node, "line", line) if isinstance(node, (_LineDict, _LineList)) else line
+    return line
+
+
+def parse_campaign_text(text: str, source: str = "<campaign>") -> CampaignFile:
+    try:
+        raw = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise CampaignFileError(f"{where}: invalid YAML: {problem}") from exc
+    if not isinstance(raw, dict):
+        raise CampaignFileError(f"{source}:1: expected a mapping with a 'campaign' key")
+    try:
+        parsed = CampaignFile.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            path = ".".join(str(p) for p in loc)
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{source}:{_line_of(raw, loc)}: {path}: {msg}")
+        raise CampaignFileError("\n".join(problems)) from exc
+    _check_references(parsed, raw, source)
+    return parsed
+
+
+def parse_campaign_file(path: str | Path) -> CampaignFile:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CampaignFileError(f"{p}: cannot read: {exc}") from exc
+    return parse_campaign_text(text, str(p))
+
+
+def reference_table(parsed: CampaignFile) -> dict[str, str]:
+    """Lower-cased id / name / alias -> entity id, for `source`/`target`/NPC references."""
+    table: dict[str, str] = {}
+    for ent in parsed.entities:
+        for key in (ent.entity_id, ent.name, *ent.aliases):
+            table.setdefault(key.lower(), ent.entity_id)
+    return table
+
+
+def _check_references(parsed: CampaignFile, raw: Any, source: str) -> None:
+    problems: list[str] = []
+    ids: dict[str, int] = {}
+    for i, ent in enumerate(parsed.entities):
+        if ent.entity_id in ids:
+            line = _line_of(raw, ("entities", i))
+            problems.append(
+                f"{source}:{line}: entities.{i}: entity id {ent.entity_id!r} is defined twice"
+            )
+        ids[ent.entity_id] = i
+    refs = reference_table(parsed)
+    for i, rel in enumerate(parsed.relationships):
+        names = [("source", rel.source), ("target", rel.target)]
+        if isinstance(rel.visibility, list):
+            names += [("visibility", n) for n in rel.visibility]
+        for field_name, ref in names:
+            if ref.lower() not in refs:
+                line = _line_of(raw, ("relationships", i, field_name))
+                problems.append(
+                    f"{source}:{line}: relationships.{i}.{field_name}: unknown entity {ref!r}"
+                )
+    for i, npc in enumerate(parsed.npcs):
+        eid = refs.get(npc.name.lower())
+        if eid is None:
+            line = _line_of(raw, ("npcs", i, "name"))
+            problems.append(f"{source}:{line}: npcs.{i}.name: unknown entity {npc.name!r}")
+        elif parsed.entities[ids[eid]].type != "npc":
+            line = _line_of(raw, ("npcs", i, "name"))
+            problems.append(
+                f"{source}:{line}: npcs.{i}.name: {npc.name!r} is a "
+                f"{parsed.entities[ids[eid]].type}, not an npc"
+            )
+    if problems:
+        raise CampaignFileError("\n".join(problems))

@@ -1,0 +1,38 @@
+"""The `glyphoxa` command. Each concern registers its commands from its own module; modules
+import heavy dependencies (Dagster, torch) inside the commands, so `glyphoxa serve` never
+loads Dagster."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="glyphoxa",
+    help="Glyphoxa memory: NPC memory on PostgreSQL + pgvector, built by Dagster.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+COMMAND_MODULES = (
+    "db_commands",
+    "campaign_commands",
+    "correct",
+    "pipeline_commands",
+    "serve_commands",
+    "demo",
+)
+
+for _name in COMMAND_MODULES:
+    try:
+        _module = importlib.import_module(f"glyphoxa_pipelines.cli.{_name}")
+    except ModuleNotFoundError as _exc:  # a concern not built yet in this checkout
+        if _exc.name != f"glyphoxa_pipelines.cli.{_name}":
+            raise
+        continue
+    _module.register(app)
+
+
+def main() -> None:
+    app()

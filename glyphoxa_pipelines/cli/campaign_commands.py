@@ -1,0 +1,140 @@
+"""`glyphoxa campaign load` and `glyphoxa entity add|list|remove|keywords`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from glyphoxa_pipelines.cli.errors import user_errors
+
+console = Console()
+campaign_app = typer.Typer(help="Campaigns: load a campaign YAML file.")
+entity_app = typer.Typer(help="Entities of a campaign's knowledge graph.")
+
+CampaignOpt = typer.Option(..., "--campaign", "-c", help="Campaign id.")
+
+
+@campaign_app.command("load")
+def load(file: Path = typer.Argument(..., help="Campaign YAML file.")) -> None:
+    """Load (or update) a campaign from YAML in one transaction; idempotent."""
+    from glyphoxa_pipelines.campaign.campaign_file import CampaignFileError, parse_campaign_file
+    from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader
+    from glyphoxa_pipelines.db import open_database
+
+    with user_errors(CampaignFileError):
+        parsed = parse_campaign_file(file)
+        with open_database() as db:
+            report = CampaignLoader(db).load(parsed)
+    console.print(
+        f"campaign {report.campaign_id}: {report.entities} entities "
+        f"({report.entities_changed} changed, {report.removed_entities} removed), "
+        f"{report.relationships} relationships ({report.removed_relationships} removed), "
+        f"{report.npcs} NPC profiles"
+    )
+
+
+@campaign_app.command("list")
+def list_campaigns() -> None:
+    """One campaign per line: id, name."""
+    from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory import CampaignStore
+
+    with user_errors(), open_database() as db:
+        for c in CampaignStore(db).list():
+            print(f"{c.id}\t{c.name}")
+
+
+def _parse_attrs(pairs: list[str]) -> dict[str, object]:
+    import json
+
+    attrs: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"--attr {pair!r}: expected key=value")
+        try:
+            attrs[key.strip()] = json.loads(value)  # numbers, booleans, lists
+        except json.JSONDecodeError:
+            attrs[key.strip()] = value
+    return attrs
+
+
+@entity_app.command("add")
+def add(
+    name: str = typer.Argument(...),
+    type_: str = typer.Argument(..., metavar="TYPE"),
+    campaign: str = CampaignOpt,
+    attr: list[str] = typer.Option([], "--attr", help="key=value (repeatable)."),
+    alias: list[str] = typer.Option([], "--alias", help="Alias (repeatable)."),
+) -> None:
+    """Add or replace an entity (DM-made)."""
+    from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory import CampaignStore, Entity, KnowledgeGraph
+
+    attrs = _parse_attrs(attr)
+    with user_errors(), open_database() as db:
+        CampaignStore(db).require(campaign)
+        ent = KnowledgeGraph(db).add_entity(
+            Entity(campaign, "", type_, name, aliases=alias, attributes=attrs, provenance="dm")
+        )
+    print(f"{ent.id}\t{ent.type}\t{ent.name}")
+
+
+@entity_app.command("list")
+def list_entities(
+    campaign: str = CampaignOpt,
+    type_: str | None = typer.Option(None, "--type", "-t", help="Only this type."),
+) -> None:
+    """One entity per line: id, type, name."""
+    from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory import CampaignStore, KnowledgeGraph
+
+    with user_errors(), open_database() as db:
+        CampaignStore(db).require(campaign)
+        for e in KnowledgeGraph(db).find_entities(campaign, type=type_, limit=100_000):
+            print(f"{e.id}\t{e.type}\t{e.name}")
+
+
+@entity_app.command("remove")
+def remove(
+    name: str = typer.Argument(..., help="Name, alias or id."), campaign: str = CampaignOpt
+) -> None:
+    """Remove an entity and its facts."""
+    from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory import CampaignStore, KnowledgeGraph
+
+    with user_errors(), open_database() as db:
+        CampaignStore(db).require(campaign)
+        graph = KnowledgeGraph(db)
+        ent = graph.resolve(campaign, name)
+        if ent is None:
+            console.print(f"no entity {name!r} in campaign {campaign!r}; nothing removed")
+            return
+        graph.delete_entity(campaign, ent.id)
+    console.print(f"removed {ent.id} ({ent.name})")
+
+
+@entity_app.command("keywords")
+def keywords(campaign: str = CampaignOpt) -> None:
+    """The campaign's names and aliases, one per line: the STT keyword-boost list."""
+    from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory import CampaignStore, KnowledgeGraph
+
+    with user_errors(), open_database() as db:
+        CampaignStore(db).require(campaign)
+        ents = KnowledgeGraph(db).find_entities(campaign, limit=100_000)
+    seen: dict[str, None] = {}
+    for e in ents:
+        if e.type == "episode":
+            continue
+        for name in (e.name, *e.aliases):
+            seen.setdefault(name, None)
+    for name in seen:
+        print(name)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(campaign_app, name="campaign")
+    app.add_typer(entity_app, name="entity")
