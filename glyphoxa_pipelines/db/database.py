@@ -70,12 +70,18 @@ async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement) -> Any:
 
 
 def drive_sync(conn: psycopg.Connection[Any], op: Op) -> Any:
-    """Run an operation on `conn` in one transaction."""
+    """Run an operation on `conn` in one transaction. Database errors are thrown into the
+    operation at its `yield`, so it can turn them into domain errors."""
     with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
         try:
             st = next(op)
             while True:
-                st = op.send(_execute_sync(cur, st))
+                try:
+                    result = _execute_sync(cur, st)
+                except psycopg.Error as exc:
+                    st = op.throw(exc)
+                    continue
+                st = op.send(result)
         except StopIteration as done:
             return done.value
 
@@ -85,7 +91,12 @@ async def drive_async(conn: psycopg.AsyncConnection[Any], op: Op) -> Any:
         try:
             st = next(op)
             while True:
-                st = op.send(await _execute_async(cur, st))
+                try:
+                    result = await _execute_async(cur, st)
+                except psycopg.Error as exc:
+                    st = op.throw(exc)
+                    continue
+                st = op.send(result)
         except StopIteration as done:
             return done.value
 

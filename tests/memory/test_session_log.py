@@ -135,7 +135,11 @@ def test_get_recent_returns_the_last_minutes_oldest_first(db: Database, campaign
     store.write_entries(sid, [_entry(i, f"line {i}") for i in range(20)])  # 30 s apart, 9.5 min
     recent = store.get_recent(sid, timedelta(minutes=5))
     assert [e.text for e in recent] == [f"line {i}" for i in range(9, 20)]
-    assert [e.text for e in store.get_recent(sid, 300, limit=3)] == ["line 17", "line 18", "line 19"]
+    assert [e.text for e in store.get_recent(sid, 300, limit=3)] == [
+        "line 17",
+        "line 18",
+        "line 19",
+    ]
     anchored = store.get_recent(sid, 60, now=T0 + timedelta(seconds=90))
     assert [e.text for e in anchored] == ["line 1", "line 2", "line 3"]
     empty = store.start_session(campaign_id).id
