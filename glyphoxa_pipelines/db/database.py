@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 # Session settings every pooled connection gets: HNSW recall, filtered-search behaviour.
 _SESSION_SETUP = (
-    "SET hnsw.ef_search = 100; SET hnsw.iterative_scan = strict_order; "
+    "SET hnsw.ef_search = 200; SET hnsw.iterative_scan = strict_order; "
     "SET jit = off"
 )
 

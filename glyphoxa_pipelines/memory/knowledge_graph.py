@@ -215,9 +215,11 @@ class KnowledgeGraph:
         """Entities by type, name/alias substring (case-insensitive) and attribute containment."""
         like = None
         if name:
-            like = "%" + name.lower().replace("\\", "\\\\").replace("%", r"\%").replace(
-                "_", r"\_"
-            ) + "%"
+            like = (
+                "%"
+                + name.lower().replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
+                + "%"
+            )
         rows = yield fetch_all(
             """SELECT * FROM entities WHERE campaign_id = %(c)s
                    AND (%(t)s::text IS NULL OR type = %(t)s)
@@ -469,9 +471,7 @@ class KnowledgeGraph:
         return [_known_fact(r, None) for r in rows]
 
     # -- traversal ------------------------------------------------------------------------
-    def _expand_op(
-        self, campaign_id: str, frontier: Sequence[str], params: dict[str, Any]
-    ) -> Op:
+    def _expand_op(self, campaign_id: str, frontier: Sequence[str], params: dict[str, Any]) -> Op:
         """Edges touching any frontier node (both directions), one indexed query."""
         p = dict(params, f=list(frontier))
         rows = yield fetch_all(
@@ -502,45 +502,55 @@ class KnowledgeGraph:
         npc_id: str | None,
         at: datetime | None,
     ) -> Op:
-        if depth < 1:
+        """Level-by-level BFS in SQL: each level returns only the new node ids (not every
+        edge), then one query fetches the kept entities and one the facts among them."""
+        if depth < 1 or max_nodes < 1:
             return Subgraph([], [])
         params = _fact_params(campaign_id, npc_id=npc_id, rel_types=rel_types, at=at)
-        level: dict[str, int] = {entity_id: 0}
-        edges: dict[int, dict[str, Any]] = {}
+        wanted = set(node_types) if node_types else None
+        visited = [entity_id]
+        kept: list[str] = []
         frontier = [entity_id]
         for d in range(1, depth + 1):
-            if not frontier:
+            if not frontier or len(kept) >= max_nodes:
                 break
-            rows = yield from self._expand_op(campaign_id, frontier, params)
-            nxt: list[str] = []
-            for r in sorted(rows, key=lambda r: (r["rel_type"], r["via_other"], r["id"])):
-                edges.setdefault(r["id"], r)
-                other = r["via_other"]
-                if other not in level:
-                    level[other] = d
-                    nxt.append(other)
-            frontier = nxt
-        entities = yield from self._entities_op(campaign_id, list(level))
-        wanted = set(node_types) if node_types else None
-        ordered = sorted(
-            (eid for eid in level if eid != entity_id and eid in entities),
-            key=lambda eid: (level[eid], entities[eid].name.lower(), eid),
-        )
-        kept = [
-            entities[eid] for eid in ordered if wanted is None or entities[eid].type in wanted
-        ][:max_nodes]
-        keep_ids = {e.id for e in kept} | {entity_id}
-        facts = [
-            KnownFact(
-                from_row(Relationship, r),
-                entities[r["source_id"]].name,
-                entities[r["target_id"]].name,
-                r["visibility"] == "secret",
+            last = d == depth and wanted is None
+            rows = yield fetch_all(
+                f"""SELECT en.id, en.type FROM entities en
+                    WHERE en.campaign_id = %(c)s AND NOT (en.id = ANY(%(visited)s))
+                      AND en.id IN (
+                        SELECT r.target_id FROM relationships r
+                        WHERE r.source_id = ANY(%(f)s) AND {_FACT_FILTER}
+                        UNION
+                        SELECT r.source_id FROM relationships r
+                        WHERE r.target_id = ANY(%(f)s) AND {_FACT_FILTER})
+                    ORDER BY lower(en.name), en.id
+                    LIMIT %(limit)s""",
+                dict(
+                    params,
+                    f=frontier,
+                    visited=visited,
+                    limit=max_nodes - len(kept) if last else None,
+                ),
             )
-            for r in edges.values()
-            if r["source_id"] in keep_ids and r["target_id"] in keep_ids
-        ]
-        return Subgraph(kept, facts)
+            frontier = [r["id"] for r in rows]
+            visited.extend(frontier)
+            kept.extend(r["id"] for r in rows if wanted is None or r["type"] in wanted)
+        kept = kept[:max_nodes]
+        if not kept:
+            return Subgraph([], [])
+        entities = yield from self._entities_op(campaign_id, kept)
+        ids = [entity_id, *kept]
+        facts = yield fetch_all(
+            f"""{_FACTS_WITH_NAMES}
+                WHERE r.source_id = ANY(%(ids)s) AND r.target_id = ANY(%(ids)s)
+                  AND {_FACT_FILTER}
+                ORDER BY r.rel_type, r.source_id, r.target_id, r.id""",
+            dict(params, ids=ids),
+        )
+        return Subgraph(
+            [entities[i] for i in kept if i in entities], [_known_fact(f, npc_id) for f in facts]
+        )
 
     @operation
     def neighbors(

@@ -228,17 +228,32 @@ class SemanticIndex:
         distance = sql.SQL("(e.embedding::vector({dim}) <=> %(v)s::vector({dim}))").format(
             dim=sql.Literal(dim)
         )
-        query = sql.SQL(
-            """SELECT {cols}, {distance} AS distance
-               FROM chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id
-               WHERE e.model = {model} AND e.campaign_id = %(c)s
+        filters = sql.SQL(
+            """e.model = {model} AND e.campaign_id = %(c)s
                  AND (%(s)s::text IS NULL OR e.session_id = %(s)s)
                  AND (%(sp)s::text IS NULL OR %(sp)s = ANY(c.speakers))
                  AND (%(ents)s::text[] IS NULL OR c.entity_ids && %(ents)s::text[])
                  AND (%(after)s::timestamptz IS NULL OR c.end_at >= %(after)s)
-                 AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)
-               ORDER BY {distance} LIMIT %(k)s"""
-        ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, model=sql.Literal(model))
+                 AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)"""
+        ).format(model=sql.Literal(model))
+        if session_id is not None or entity_ids is not None:
+            # Selective filters: an exact scan of the few matching rows beats an HNSW walk
+            # that would discard most candidates (and loses no recall).
+            query = sql.SQL(
+                """WITH candidates AS MATERIALIZED (
+                       SELECT e.chunk_id, {distance} AS distance
+                       FROM chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id
+                       WHERE {filters})
+                   SELECT {cols}, x.distance FROM candidates x JOIN chunks c ON c.id = x.chunk_id
+                   ORDER BY x.distance, c.id LIMIT %(k)s"""
+            ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
+        else:
+            query = sql.SQL(
+                """SELECT {cols}, {distance} AS distance
+                   FROM chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id
+                   WHERE {filters}
+                   ORDER BY {distance} LIMIT %(k)s"""
+            ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
         rows = yield fetch_all(
             query,
             {
