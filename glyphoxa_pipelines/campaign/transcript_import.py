@@ -415,6 +415,10 @@ def _parse_cues(text: str, b: _Builder, fmt: Literal["srt", "vtt"]) -> ImportedT
         if fmt == "vtt" and (head.startswith(("NOTE", "STYLE", "REGION"))):
             continue
         timing_idx = next((k for k, ln in enumerate(block[:2]) if "-->" in ln), None)
+        if timing_idx is None and fmt == "srt" and head.isdigit() and len(block) > 1:
+            raise TranscriptFormatError(
+                b.source, block_start + 2, f"bad cue timing {block[1].strip()[:60]!r}"
+            )
         if timing_idx is None:
             raise TranscriptFormatError(
                 b.source, block_start + 1, f"cue without a timing line: {head[:60]!r}"
