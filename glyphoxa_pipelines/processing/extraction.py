@@ -584,7 +584,8 @@ _REL_PATTERNS: list[tuple[re.Pattern[str], str, bool]] = []  # (regex, rel_type,
 
 
 def _rel(pattern: str, rel_type: str, reverse: bool = False) -> None:
-    _REL_PATTERNS.append((re.compile(r"^\s*" + pattern + r"\s*$", re.I), rel_type, reverse))
+    full = r"^\s*(?:" + pattern + r")(?:\s+(?:the|a|an|his|her|their|its|my|our))?\s*$"
+    _REL_PATTERNS.append((re.compile(full, re.I), rel_type, reverse))
 
 
 _rel(_ADV + _AUX + r"(?:killed|slew|slain|murdered|assassinated|executed|destroyed)", "killed")
