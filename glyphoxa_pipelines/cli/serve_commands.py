@@ -1,0 +1,69 @@
+"""`glyphoxa serve` (HTTP API + MCP over streamable HTTP) and `glyphoxa mcp` (MCP over stdio).
+
+FastAPI, uvicorn and the MCP SDK are imported inside the commands: the CLI stays cheap to load,
+and nothing on this path imports Dagster.
+"""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("mcp")(mcp)
+
+
+def _service(spool_name: str = "realtime") -> object:
+    from glyphoxa_pipelines.config import Settings
+    from glyphoxa_pipelines.db import resolve_url
+    from realtime.service import MemoryService
+
+    settings = Settings.from_env()
+    return MemoryService(resolve_url(settings), settings=settings)
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to bind (loopback by default)."),
+    port: int = typer.Option(8080, help="Port to listen on."),
+    mcp_http: bool = typer.Option(True, help="Mount MCP (streamable HTTP) at /mcp."),
+    log_level: str = typer.Option("info", help="uvicorn log level."),
+) -> None:
+    """Run the realtime memory API. Beyond loopback GLYPHOXA_API_TOKEN is required."""
+    import uvicorn
+
+    from glyphoxa_pipelines.config import Settings
+    from realtime.app import create_app
+    from realtime.auth import AuthConfigError, check_bind
+
+    settings = Settings.from_env()
+    try:
+        check_bind(host, settings.api_token)
+    except AuthConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    app = create_app(_service(), token=settings.api_token, mount_mcp=mcp_http, host=host)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+
+
+def mcp(
+    campaign: str = typer.Option(..., help="Campaign id the tools answer for."),
+    npc: str | None = typer.Option(None, help="The NPC asking (its visibility applies)."),
+    session: str | None = typer.Option(None, help="The current session ('last' resolves "
+                                       "relative to it)."),
+    tier: str | None = typer.Option(None, help="Declare only this tier's tools: FAST, "
+                                    "STANDARD or DEEP."),
+) -> None:
+    """Serve the memory tools over MCP stdio (for an LLM client that spawns this command)."""
+    import asyncio
+    import logging
+    import sys
+
+    from realtime import tools as tl
+    from realtime.mcp_server import run_stdio
+    from realtime.service import ToolScope
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout is the protocol
+    chosen = tl.Tier(tier.upper()) if tier else None
+    service = _service()
+    asyncio.run(run_stdio(service, ToolScope(campaign, session, npc), chosen))  # type: ignore[arg-type]

@@ -1,0 +1,103 @@
+"""The HTTP app factory: FastAPI routers, JSON errors, bearer auth, MCP over streamable HTTP.
+
+`create_app(service)` takes an unopened `MemoryService` (tests build one on a temporary
+database); the lifespan opens it, runs the MCP session manager, and closes both.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from glyphoxa_pipelines.db import DatabaseUnavailableError
+from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
+from realtime.auth import BearerAuthMiddleware
+from realtime.routers import context, dm, entries, health, sessions, tools
+from realtime.service import MemoryService
+from realtime.tools import ToolInputError, UnknownToolError
+
+log = logging.getLogger(__name__)
+
+
+def _error(status: int, error: str, detail: Any, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": error, "detail": detail, **extra}, status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        ]
+        return _error(422, "invalid request", "; ".join(problems), problems=problems)
+
+    @app.exception_handler(ToolInputError)
+    async def _tool_input(_: Request, exc: ToolInputError) -> JSONResponse:
+        return _error(422, "invalid tool arguments", str(exc), problems=exc.problems)
+
+    @app.exception_handler(UnknownToolError)
+    async def _unknown_tool(_: Request, exc: UnknownToolError) -> JSONResponse:
+        return _error(404, "unknown tool", str(exc))
+
+    @app.exception_handler(NotFoundError)
+    async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
+        return _error(404, "not found", str(exc))
+
+    @app.exception_handler(InvalidInputError)
+    async def _bad_input(_: Request, exc: InvalidInputError) -> JSONResponse:
+        return _error(422, "invalid input", str(exc))
+
+    @app.exception_handler(DatabaseUnavailableError)
+    async def _unavailable(_: Request, exc: DatabaseUnavailableError) -> JSONResponse:
+        return _error(503, "memory degraded", str(exc), degraded=True)
+
+
+def create_app(
+    service: MemoryService,
+    *,
+    token: str | None = None,
+    mount_mcp: bool = True,
+    host: str = "127.0.0.1",
+    open_service: bool = True,
+) -> FastAPI:
+    """The ASGI app. With `token`, every path but /healthz needs the bearer token."""
+    mcp_manager = None
+    if mount_mcp:
+        from realtime.mcp_server import http_session_manager
+
+        mcp_manager, mcp_asgi = http_session_manager(service, host=host)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if open_service:
+                await service.open()
+                stack.push_async_callback(service.close)
+            if mcp_manager is not None:
+                await stack.enter_async_context(mcp_manager.run())
+            yield
+
+    app = FastAPI(
+        title="Glyphoxa realtime memory",
+        version="1",
+        description="Live transcript, NPC hot context, speculative pre-fetch and memory tools.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    install_error_handlers(app)
+    for router in (health, sessions, entries, context, tools, dm):
+        app.include_router(router.router)
+    if mount_mcp:
+        from starlette.routing import Route
+
+        app.router.routes.append(Route("/mcp", endpoint=mcp_asgi, methods=["GET", "POST",
+                                                                           "DELETE"]))
+    if token:
+        app.add_middleware(BearerAuthMiddleware, token=token)
+    return app

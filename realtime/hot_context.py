@@ -1,0 +1,252 @@
+"""The NPC's hot context: who it is, what it knows, where it is, what was just said, and what
+pre-fetch recalled — as structured JSON and as the prompt block the LLM sees.
+
+Assembly is pure (rows in, context out) so it is deterministic and testable without a database.
+The token budget trims the least important parts first: recalled memories (lowest score first),
+then the oldest transcript lines, then the least confident facts, then quests; the NPC's
+identity and its behaviour rules are never cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from glyphoxa_pipelines.memory.models import Entry, IdentitySnapshot, KnownFact
+
+
+def estimate_tokens(text: str) -> int:
+    """~4 characters per token (GPT-style BPE on English prose): cheap, no tokenizer needed on
+    the hot path, and slightly pessimistic for names."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(slots=True)
+class Memory:
+    """A recalled cold result with where it came from."""
+
+    kind: str  # "chunk" | "entity" | "summary"
+    text: str
+    score: float
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class HotContext:
+    campaign_id: str
+    session_id: str
+    npc_id: str
+    identity: dict[str, Any]
+    facts: list[dict[str, Any]]
+    scene: dict[str, Any]
+    recent: list[dict[str, Any]]
+    memories: list[dict[str, Any]]
+    prompt: str = ""
+    token_estimate: int = 0
+    token_budget: int = 0
+    trimmed: dict[str, int] = field(default_factory=dict)
+    degraded: bool = False
+    assembled_at: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fact_dict(fact: KnownFact) -> dict[str, Any]:
+    rel = fact.relationship
+    return {
+        "id": rel.id,
+        "text": fact.sentence(),
+        "source": fact.source_name,
+        "relation": rel.rel_type,
+        "target": fact.target_name,
+        "confidence": rel.confidence,
+        "secret": fact.secret,
+        "session_id": rel.session_id,
+        "observed_at": _iso(rel.observed_at),
+    }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def entry_dict(entry: Entry | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(entry, dict):
+        return {
+            "speaker": entry.get("speaker_name") or entry.get("speaker_id") or "Unknown",
+            "role": entry.get("speaker_role", "player"),
+            "text": entry["text"],
+            "spoken_at": _iso(entry.get("spoken_at")) if not isinstance(
+                entry.get("spoken_at"), str
+            ) else entry.get("spoken_at"),
+            "entry_id": entry.get("id"),
+        }
+    return {
+        "speaker": entry.speaker_name or entry.speaker_id or "Unknown",
+        "role": entry.speaker_role,
+        "text": entry.text,
+        "spoken_at": _iso(entry.spoken_at),
+        "entry_id": entry.id,
+    }
+
+
+def identity_dict(snapshot: IdentitySnapshot) -> dict[str, Any]:
+    e, p = snapshot.entity, snapshot.profile
+    out: dict[str, Any] = {
+        "id": e.id,
+        "name": e.name,
+        "type": e.type,
+        "aliases": list(e.aliases),
+        "description": str(e.attributes.get("description", "")),
+    }
+    if p is not None:
+        out.update(
+            personality=p.personality,
+            speaking_style=p.speaking_style,
+            emotional_state=p.emotional_state,
+            behavior_rules=list(p.behavior_rules),
+            secret_knowledge=list(p.secret_knowledge),
+        )
+    return out
+
+
+def scene_dict(scene: dict[str, Any], entities: list[dict[str, Any]]) -> dict[str, Any]:
+    """Scene ids resolved to names; unknown ids (or free-text quests) are kept as given."""
+    by_id = {e["id"]: e for e in entities}
+
+    def name(x: Any) -> dict[str, Any]:
+        if isinstance(x, str) and x in by_id:
+            ent = by_id[x]
+            return {"id": x, "name": ent["name"], "type": ent["type"]}
+        if isinstance(x, dict):
+            return {"id": x.get("id"), "name": str(x.get("name") or x.get("id") or "")}
+        return {"id": None, "name": str(x)}
+
+    loc = scene.get("location")
+    return {
+        "location": name(loc) if loc else None,
+        "present": [name(p) for p in scene.get("present", []) or []],
+        "quests": [name(q) for q in scene.get("quests", []) or []],
+    }
+
+
+def _identity_lines(identity: dict[str, Any]) -> list[str]:
+    lines = [f"You are {identity['name']} ({identity['type']})."]
+    if identity.get("description"):
+        lines.append(identity["description"])
+    for key, label in (
+        ("personality", "Personality"),
+        ("speaking_style", "Speaking style"),
+        ("emotional_state", "Current mood"),
+    ):
+        if identity.get(key):
+            lines.append(f"{label}: {identity[key]}")
+    rules = identity.get("behavior_rules") or []
+    if rules:
+        lines.append("Rules you always follow:")
+        lines += [f"- {r}" for r in rules]
+    secrets = identity.get("secret_knowledge") or []
+    if secrets:
+        lines.append("Things you know but guard (never reveal unless you choose to):")
+        lines += [f"- {s}" for s in secrets]
+    return lines
+
+
+def render(ctx: HotContext) -> str:
+    """The prompt block, sections in a fixed order."""
+    out = ["## Who you are", *_identity_lines(ctx.identity)]
+    if ctx.facts:
+        out.append("## What you know")
+        out += [f"- {f['text']}" for f in ctx.facts]
+    scene = ctx.scene
+    if scene.get("location") or scene.get("present") or scene.get("quests"):
+        out.append("## The scene")
+        if scene.get("location"):
+            out.append(f"Location: {scene['location']['name']}")
+        if scene.get("present"):
+            out.append("Present: " + ", ".join(p["name"] for p in scene["present"]))
+        if scene.get("quests"):
+            out.append("Active quests: " + "; ".join(q["name"] for q in scene["quests"]))
+    if ctx.memories:
+        out.append("## What you recall")
+        for m in ctx.memories:
+            src = m.get("source") or {}
+            where = ", ".join(
+                str(v) for v in (src.get("session_id"), src.get("when")) if v
+            )
+            out.append(f"- {m['text']}" + (f" [{where}]" if where else ""))
+    if ctx.recent:
+        out.append("## Just now")
+        out += [f"{r['speaker']}: {r['text']}" for r in ctx.recent]
+    return "\n".join(out)
+
+
+def fit_budget(ctx: HotContext, budget: int) -> HotContext:
+    """Render, then drop the least important pieces until the estimate fits `budget`.
+
+    Trimming order is fixed, so the same inputs always give the same block.
+    """
+    ctx.token_budget = budget
+    trimmed = {"memories": 0, "recent": 0, "facts": 0, "quests": 0}
+
+    def over() -> bool:
+        return estimate_tokens(render(ctx)) > budget
+
+    # Memories: lowest score first (on ties the later one goes).
+    while ctx.memories and over():
+        worst = min(range(len(ctx.memories)), key=lambda i: (ctx.memories[i]["score"], -i))
+        ctx.memories.pop(worst)
+        trimmed["memories"] += 1
+    # Oldest transcript lines, but keep the last two.
+    while len(ctx.recent) > 2 and over():
+        ctx.recent.pop(0)
+        trimmed["recent"] += 1
+    # Least confident facts (public before secret on ties: secrets shape behaviour).
+    while ctx.facts and over():
+        worst = min(
+            range(len(ctx.facts)),
+            key=lambda i: (ctx.facts[i]["confidence"], ctx.facts[i]["secret"], -i),
+        )
+        ctx.facts.pop(worst)
+        trimmed["facts"] += 1
+    while ctx.scene.get("quests") and over():
+        ctx.scene["quests"].pop()
+        trimmed["quests"] += 1
+    ctx.prompt = render(ctx)
+    ctx.token_estimate = estimate_tokens(ctx.prompt)
+    ctx.trimmed = {k: v for k, v in trimmed.items() if v}
+    return ctx
+
+
+def assemble(
+    *,
+    campaign_id: str,
+    session_id: str,
+    npc_id: str,
+    snapshot: IdentitySnapshot,
+    scene: dict[str, Any],
+    scene_entities: list[dict[str, Any]],
+    recent: list[Entry] | list[dict[str, Any]],
+    memories: list[Memory],
+    budget: int,
+    max_facts: int = 30,
+    max_memories: int = 6,
+    assembled_at: str = "",
+) -> HotContext:
+    """Structured context + prompt block. Facts keep the store's order (own facts first, then
+    by confidence); memories are ordered by score, then kind and text, for determinism."""
+    mems = sorted(memories, key=lambda m: (-m.score, m.kind, m.text))[:max_memories]
+    ctx = HotContext(
+        campaign_id=campaign_id,
+        session_id=session_id,
+        npc_id=npc_id,
+        identity=identity_dict(snapshot),
+        facts=[fact_dict(f) for f in snapshot.facts[:max_facts]],
+        scene=scene_dict(scene, scene_entities),
+        recent=[entry_dict(e) for e in recent],
+        memories=[asdict(m) for m in mems],
+        assembled_at=assembled_at,
+    )
+    return fit_budget(ctx, budget)

@@ -1,0 +1,77 @@
+"""Campaigns and sessions: start, end, list, scene."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+
+from glyphoxa_pipelines.memory import Campaign, NotFoundError, SessionStore
+from realtime.routers import service
+from realtime.schemas import CampaignIn, SceneIn, SessionIn
+from realtime.service import MemoryService
+
+router = APIRouter(prefix="/v1", tags=["sessions"])
+
+
+@router.put("/campaigns/{campaign_id}", status_code=200)
+async def put_campaign(
+    campaign_id: str, body: CampaignIn, svc: MemoryService = Depends(service)
+) -> dict[str, Any]:
+    if body.id != campaign_id:
+        from glyphoxa_pipelines.memory import InvalidInputError
+
+        raise InvalidInputError(f"body id {body.id!r} differs from the path's {campaign_id!r}")
+    camp = await svc.upsert_campaign(
+        Campaign(body.id, body.name, body.description, body.system)
+    )
+    return asdict(camp)
+
+
+@router.post("/campaigns/{campaign_id}/sessions", status_code=201)
+async def start_session(
+    campaign_id: str, body: SessionIn | None = None, svc: MemoryService = Depends(service)
+) -> dict[str, Any]:
+    body = body or SessionIn()
+    session = await svc.start_session(
+        campaign_id,
+        body.session_id,
+        title=body.title,
+        started_at=body.started_at,
+        scene=body.scene,
+    )
+    return asdict(session)
+
+
+@router.get("/campaigns/{campaign_id}/sessions")
+async def list_sessions(
+    campaign_id: str,
+    status: str | None = Query(None, pattern="^(live|ended)$"),
+    limit: int = Query(20, ge=1, le=500),
+    svc: MemoryService = Depends(service),
+) -> dict[str, Any]:
+    sessions = await svc.run(
+        SessionStore.list_sessions.op(svc.sessions, campaign_id, limit, status=status)
+    )
+    return {"campaign_id": campaign_id, "sessions": [asdict(s) for s in sessions]}
+
+
+@router.get("/sessions/{session_id}")
+async def get_session(session_id: str, svc: MemoryService = Depends(service)) -> dict[str, Any]:
+    session = await svc.run(SessionStore.get_session.op(svc.sessions, session_id))
+    if session is None:
+        raise NotFoundError(f"unknown session {session_id!r}")
+    return asdict(session)
+
+
+@router.post("/sessions/{session_id}/end")
+async def end_session(session_id: str, svc: MemoryService = Depends(service)) -> dict[str, Any]:
+    return asdict(await svc.end_session(session_id))
+
+
+@router.put("/sessions/{session_id}/scene")
+async def set_scene(
+    session_id: str, body: SceneIn, svc: MemoryService = Depends(service)
+) -> dict[str, Any]:
+    return asdict(await svc.set_scene(session_id, body.model_dump()))
