@@ -46,6 +46,7 @@ class GraphRAGQuerier:
             scope.max_nodes,
             scope.npc_id,
             None,
+            include_facts=False,
         )
         return [scope.entity_id, *(e.id for e in sub.entities)]
 

@@ -501,6 +501,7 @@ class KnowledgeGraph:
         max_nodes: int,
         npc_id: str | None,
         at: datetime | None,
+        include_facts: bool = True,
     ) -> Op:
         """Level-by-level BFS in SQL: each level returns only the new node ids (not every
         edge), then one query fetches the kept entities and one the facts among them."""
@@ -540,6 +541,9 @@ class KnowledgeGraph:
         if not kept:
             return Subgraph([], [])
         entities = yield from self._entities_op(campaign_id, kept)
+        found = [entities[i] for i in kept if i in entities]
+        if not include_facts:
+            return Subgraph(found, [])
         ids = [entity_id, *kept]
         facts = yield fetch_all(
             f"""{_FACTS_WITH_NAMES}
@@ -548,9 +552,7 @@ class KnowledgeGraph:
                 ORDER BY r.rel_type, r.source_id, r.target_id, r.id""",
             dict(params, ids=ids),
         )
-        return Subgraph(
-            [entities[i] for i in kept if i in entities], [_known_fact(f, npc_id) for f in facts]
-        )
+        return Subgraph(found, [_known_fact(f, npc_id) for f in facts])
 
     @operation
     def neighbors(
@@ -564,13 +566,23 @@ class KnowledgeGraph:
         max_nodes: int = 100,
         npc_id: str | None = None,
         at: datetime | None = None,
+        include_facts: bool = False,
     ) -> Op:
-        """Entities within `depth` hops (edges in either direction), nearest first, and the
-        facts among them. `rel_types` limits the edges followed; `node_types` filters the
-        entities returned (traversal still passes through other types)."""
+        """Entities within `depth` hops (edges in either direction), nearest first; with
+        `include_facts`, also the facts among them. `rel_types` limits the edges followed;
+        `node_types` filters the entities returned (traversal still passes through other
+        types)."""
         return (
             yield from self._neighbors_op(
-                campaign_id, entity_id, depth, rel_types, node_types, max_nodes, npc_id, at
+                campaign_id,
+                entity_id,
+                depth,
+                rel_types,
+                node_types,
+                max_nodes,
+                npc_id,
+                at,
+                include_facts,
             )
         )
 

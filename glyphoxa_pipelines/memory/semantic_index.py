@@ -267,9 +267,7 @@ class SemanticIndex:
                 "k": top_k,
             },
         )
-        return [
-            ChunkHit(from_row(Chunk, r), float(r["distance"]), "vector") for r in rows
-        ]
+        return [ChunkHit(from_row(Chunk, r), float(r["distance"]), "vector") for r in rows]
 
     @operation
     def search(

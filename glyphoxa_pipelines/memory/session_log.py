@@ -161,9 +161,7 @@ class SessionStore:
         return from_row(Session, row)
 
     @operation
-    def list_sessions(
-        self, campaign_id: str, limit: int = 20, *, status: str | None = None
-    ) -> Op:
+    def list_sessions(self, campaign_id: str, limit: int = 20, *, status: str | None = None) -> Op:
         """Newest first."""
         rows = yield fetch_all(
             """SELECT * FROM sessions WHERE campaign_id = %s

@@ -156,6 +156,13 @@ def test_neighbors_by_depth(db: Database, campaign_id: str, depth: int, expected
     sub = g.neighbors(campaign_id, "a", depth=depth)
     assert {e.id for e in sub.entities} == expected  # the a<-c cycle does not loop forever
     assert "a" not in {e.id for e in sub.entities}
+    assert sub.facts == []  # facts only on request
+    with_facts = g.neighbors(campaign_id, "a", depth=depth, include_facts=True)
+    ids = expected | {"a"}
+    assert with_facts.facts and all(
+        f.relationship.source_id in ids and f.relationship.target_id in ids
+        for f in with_facts.facts
+    )
 
 
 def test_neighbors_type_filters_and_max_nodes(db: Database, campaign_id: str) -> None:
