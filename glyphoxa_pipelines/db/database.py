@@ -127,11 +127,13 @@ class Database:
         )
 
     def open(self, timeout: float = 15.0) -> Database:
+        """Open the pool and prove the server answers (even with min_size=0)."""
         try:
             self.pool.open(wait=True, timeout=timeout)
-        except psycopg.OperationalError as exc:
-            raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
-        except Exception as exc:  # PoolTimeout
+            with self.pool.connection(timeout=timeout) as conn:
+                conn.execute("SELECT 1")
+        except psycopg.OperationalError as exc:  # includes psycopg_pool.PoolTimeout
+            self.pool.close()
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
         return self
 
@@ -176,7 +178,10 @@ class AsyncDatabase:
     async def open(self, timeout: float = 15.0) -> AsyncDatabase:
         try:
             await self.pool.open(wait=True, timeout=timeout)
-        except Exception as exc:
+            async with self.pool.connection(timeout=timeout) as conn:
+                await conn.execute("SELECT 1")
+        except psycopg.OperationalError as exc:  # includes psycopg_pool.PoolTimeout
+            await self.pool.close()
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
         return self
 
