@@ -1,0 +1,97 @@
+"""Plain result types of transcript correction.
+
+Frozen dataclasses so results can be cached, compared in tests and stored as JSON (`as_dict`) in
+the L1 `corrections` column without an ORM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Method = Literal["normalized", "phonetic", "aligned", "fuzzy", "llm"]
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """One replaced span.
+
+    `start`/`end` are character offsets of `original` in the *raw* text (raw text is immutable,
+    so offsets into it stay valid whatever later stages do). `entity` is the canonical name of
+    the entity whose name or alias `replacement` is.
+    """
+
+    original: str
+    replacement: str
+    start: int
+    end: int
+    score: float
+    method: Method
+    entity: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectionResult:
+    """Corrected text, the untouched raw text, and what changed (in raw-text order)."""
+
+    text: str
+    raw_text: str
+    corrections: list[Correction] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.raw_text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "raw_text": self.raw_text,
+            "corrections": [c.as_dict() for c in self.corrections],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectionConfig:
+    """Thresholds of both stages; defaults follow the issue, the rest are safety margins.
+
+    - `phonetic_threshold`: Jaro-Winkler needed when Double Metaphone codes agree.
+    - `fuzzy_threshold`: Jaro-Winkler needed when no code agrees (also the bar for short names,
+      single uncommon English words and windows made only of ordinary words).
+    - `common_zipf`: words at or above this wordfreq Zipf value are ordinary English and are
+      never replaced on their own.
+    - `rare_zipf`: words below it are rare enough to be treated as likely misheard names; words
+      between the two need a strong phonetic match and never get case-only fixes.
+    - `english_zipf`: a word (or its stem) at least this frequent is real English, however rare:
+      it needs a phonetic code match and a near-identical spelling to become a name.
+    - `split_threshold`: Jaro-Winkler needed (with a code match) when a name was heard as
+      several English words.
+    - `split_phonetic_threshold`: the lowest Jaro-Winkler accepted for a name heard as several
+      words, whatever the code length ("elder nacks" → "Eldrinax" scores 0.85).
+    - `fuzzy_min_length`: spelling-only matches (no code agreement) need words this long.
+    - `function_zipf`: a word this frequent ("is", "on", "the") at the edge of a window is its
+      own word, never the first or last piece of a name heard as several words.
+    - `ambiguity_margin`: two different entities scoring within this of each other → no change.
+    - `max_extra_words`: a name may be heard as at most this many extra words.
+    - `low_confidence`, `llm_min_words`: stage 2 span selection.
+    """
+
+    phonetic_threshold: float = 0.70
+    fuzzy_threshold: float = 0.85
+    common_zipf: float = 3.0
+    rare_zipf: float = 2.0
+    function_zipf: float = 5.5
+    split_threshold: float = 0.90
+    split_phonetic_threshold: float = 0.80
+    fuzzy_min_length: int = 6
+    english_zipf: float = 1.5
+    short_length: int = 4
+    min_code_length: int = 3
+    ambiguity_margin: float = 0.03
+    max_extra_words: int = 2
+    min_length_ratio: float = 0.6
+    max_length_ratio: float = 1.6
+    low_confidence: float = 0.5
+    llm_min_words: int = 3

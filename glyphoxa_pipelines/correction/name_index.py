@@ -1,0 +1,251 @@
+"""The prepared index of known names (canonical names and aliases of a campaign's entities).
+
+Why an index: phonetic codes, normalized forms and English-frequency facts of every name are
+computed once when the entity list changes, so matching an utterance is dictionary look-ups plus a
+few Jaro-Winkler comparisons. Double Metaphone comes from the `doublemetaphone` package (a C++
+implementation) whose codes are not truncated to 4 characters, so long fantasy names that share
+a beginning do not collide.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from doublemetaphone import doublemetaphone
+from wordfreq import zipf_frequency
+
+# Characters dropped when comparing spellings: STT loses apostrophes, hyphens and spacing.
+_STRIP_CHARS = re.compile(r"[\s'’ʼ‘`´\-‐‑‒–—_.]+")
+_APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "‘": "'", "`": "'", "´": "'"})
+# Functional words (Zipf >= this) do not count as content words of a name.
+FUNCTION_WORD_ZIPF = 6.0
+_CACHE_LIMIT = 200_000
+
+
+def unify_apostrophes(text: str) -> str:
+    """Typographic apostrophes as ASCII ones: "Vax’ildan" is spelled like "Vax'ildan"."""
+    return text.translate(_APOSTROPHES)
+
+
+@lru_cache(maxsize=_CACHE_LIMIT)
+def normalize(text: str) -> str:
+    """Casefolded, accent-free, without spaces, apostrophes, hyphens and dots."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return _STRIP_CHARS.sub("", folded)
+
+
+@lru_cache(maxsize=_CACHE_LIMIT)
+def phonetic_codes(normalized: str) -> tuple[str, ...]:
+    """Distinct non-empty Double Metaphone codes of an already normalized string.
+
+    Non-ASCII letters (Cyrillic, CJK, ...) have no meaningful English code: none is returned, so
+    such names match only by spelling.
+    """
+    if not normalized or not normalized.isascii():
+        return ()
+    primary, secondary = doublemetaphone(normalized)
+    if not primary:
+        return ()
+    if secondary and secondary != primary:
+        return (primary, secondary)
+    return (primary,)
+
+
+@lru_cache(maxsize=_CACHE_LIMIT)
+def word_zipf(word: str) -> float:
+    """wordfreq Zipf frequency of an English word (0 for unknown words), case-insensitive."""
+    word = word.translate(_APOSTROPHES).lower()
+    if not word or not any(ch.isalpha() for ch in word):
+        return 0.0
+    try:
+        return zipf_frequency(word, "en")
+    except (ValueError, LookupError):  # pragma: no cover - wordfreq data problems
+        return 0.0
+
+
+_SUFFIXES = (
+    ("ies", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+)
+
+
+@lru_cache(maxsize=_CACHE_LIMIT)
+def english_stems(word: str) -> tuple[tuple[str, float], ...]:
+    """(form, Zipf) of a word and of its plausible stems ("minecarts" → "minecart")."""
+    stems = [(word, word_zipf(word))]
+    for suffix, repl in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: -len(suffix)] + repl
+            stems.append((stem, word_zipf(stem)))
+    return tuple(stems)
+
+
+def english_zipf(word: str) -> float:
+    """How much of an English word `word` is, whatever the inflection (max Zipf of its stems)."""
+    return max(z for _, z in english_stems(word))
+
+
+@lru_cache(maxsize=_CACHE_LIMIT)
+def is_compound(word: str, common_zipf: float = 3.0) -> bool:
+    """True for English compounds ("stonework", "thunderbeards"): two ordinary words glued."""
+    for cut in range(3, len(word) - 2):
+        if word_zipf(word[:cut]) >= common_zipf and english_zipf(word[cut:]) >= common_zipf:
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class NameForm:
+    """One spelling to write (a canonical name or an alias) with its precomputed keys."""
+
+    surface: str
+    canonical: str
+    words: tuple[str, ...]  # normalized words
+    joined: str  # normalized, space-free
+    spaced: str  # normalized words joined by single spaces
+    codes: tuple[str, ...]
+    word_codes: tuple[tuple[str, ...], ...]
+    common: bool  # every word is an ordinary English word ("Iron Hearth", "Pike")
+    ascii: bool
+
+    @property
+    def n_words(self) -> int:
+        return len(self.words)
+
+
+EntitySpec = str | tuple[str, Iterable[str]] | Any
+
+
+def _surface_words(surface: str) -> list[str]:
+    return [w for w in (normalize(p) for p in surface.split()) if w]
+
+
+def _entity_names(entity: EntitySpec) -> tuple[str, list[str]]:
+    """(canonical, aliases) of a plain name, a (canonical, aliases) pair or an Entity-like."""
+    if isinstance(entity, str):
+        return entity, []
+    if isinstance(entity, tuple | list) and entity and isinstance(entity[0], str):
+        aliases = entity[1] if len(entity) > 1 else []
+        if isinstance(aliases, str):
+            aliases = [aliases]
+        return entity[0], [a for a in aliases if isinstance(a, str)]
+    name = getattr(entity, "name", None)
+    if isinstance(name, str):
+        return name, [a for a in (getattr(entity, "aliases", None) or []) if isinstance(a, str)]
+    raise TypeError(f"not a name, (name, aliases) pair or entity: {entity!r}")
+
+
+class NameIndex:
+    """Known names prepared for matching. Build once per entity list; reuse for every utterance.
+
+    Immutable after construction, so one index can be shared by threads and processes (it is
+    picklable: it holds only dicts, tuples and strings).
+    """
+
+    def __init__(self, entities: Iterable[EntitySpec], *, common_zipf: float = 3.0) -> None:
+        forms: list[NameForm] = []
+        seen: set[tuple[str, str]] = set()
+        keywords: list[str] = []
+        for entity in entities:
+            canonical, aliases = _entity_names(entity)
+            for surface in [canonical, *aliases]:
+                surface = " ".join(surface.split())
+                words = tuple(_surface_words(surface))
+                if not words:
+                    continue
+                if surface not in keywords:
+                    keywords.append(surface)
+                key = (surface, canonical.strip())
+                if key in seen:
+                    continue
+                seen.add(key)
+                joined = "".join(words)
+                forms.append(
+                    NameForm(
+                        surface=surface,
+                        canonical=" ".join(canonical.split()) or surface,
+                        words=words,
+                        joined=joined,
+                        spaced=" ".join(words),
+                        codes=phonetic_codes(joined),
+                        word_codes=tuple(phonetic_codes(w) for w in words),
+                        common=all(word_zipf(w) >= common_zipf for w in surface.split()),
+                        ascii=joined.isascii(),
+                    )
+                )
+        self.forms: tuple[NameForm, ...] = tuple(forms)
+        self.keywords: tuple[str, ...] = tuple(keywords)
+        self.common_zipf = common_zipf
+        self.by_joined: dict[str, list[NameForm]] = {}
+        self.by_code: dict[str, list[NameForm]] = {}
+        self.by_surface: dict[str, NameForm] = {}
+        # (number of words, normalized word or code of first/last word) → multi-word forms
+        self.by_edge: dict[tuple[int, str], list[NameForm]] = {}
+        # first letter of the joined form → (joined strings, forms) for fuzzy search
+        self.by_first: dict[str, tuple[list[str], list[NameForm]]] = {}
+        for form in self.forms:
+            self.by_joined.setdefault(form.joined, []).append(form)
+            self.by_surface.setdefault(form.surface, form)
+            for code in form.codes:
+                self.by_code.setdefault(code, []).append(form)
+            if form.n_words > 1:
+                n = form.n_words
+                keys = {(n, "w:" + form.words[0]), (n, "w:" + form.words[-1])}
+                keys.update((n, "c:" + c) for c in form.word_codes[0] + form.word_codes[-1])
+                for key in keys:
+                    self.by_edge.setdefault(key, []).append(form)
+            strings, bucket = self.by_first.setdefault(form.joined[0], ([], []))
+            strings.append(form.joined)
+            bucket.append(form)
+        self.max_words = max((f.n_words for f in self.forms), default=0)
+        self.multi_sizes = frozenset(f.n_words for f in self.forms if f.n_words > 1)
+        self.max_joined = max((len(f.joined) for f in self.forms), default=0)
+        self.min_joined = min((len(f.joined) for f in self.forms), default=0)
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+    def __bool__(self) -> bool:
+        return bool(self.forms)
+
+    def __repr__(self) -> str:
+        return f"NameIndex({len(self.forms)} forms)"
+
+
+def build_index(
+    entities: NameIndex | Iterable[EntitySpec], *, common_zipf: float = 3.0
+) -> NameIndex:
+    """`entities` as a NameIndex; an index passed in is returned as is (the fast path)."""
+    if isinstance(entities, NameIndex):
+        return entities
+    return NameIndex(entities, common_zipf=common_zipf)
+
+
+def keyword_list(entities: NameIndex | Iterable[EntitySpec]) -> list[str]:
+    """Distinct names and aliases, canonical names first per entity: the STT keyword boost list."""
+    return list(build_index(entities).keywords)
+
+
+def parse_entity_lines(lines: Sequence[str] | Iterable[str]) -> list[tuple[str, list[str]]]:
+    """Entities from lines `Canonical|alias|alias`; blank lines and `#` comments are skipped."""
+    entities: list[tuple[str, list[str]]] = []
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|")]
+        parts = [p for p in parts if p]
+        if parts:
+            entities.append((parts[0], parts[1:]))
+    return entities

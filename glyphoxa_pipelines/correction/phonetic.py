@@ -1,0 +1,518 @@
+"""Stage 1: phonetic entity matching, cheap enough for the live voice path.
+
+Windows of consecutive words (longest first) are compared with the known names of a prepared
+`NameIndex`: normalized spelling, Double Metaphone codes of the space-stripped window, aligned
+word pairs for multi-word names, and Jaro-Winkler to rank. The rules below exist because the
+reference implementation corrupted correct text:
+
+- English words are never replaced on their own by a differently spelled name; ordinary ones
+  (wordfreq Zipf >= `common_zipf`) not even by a differently *cased* one;
+- a window made of several English words must spell the name almost exactly ("key leith" →
+  "Keyleth", "iron hold" → "Ironhold") unless one of them is no English at all ("elder
+  *nacks*"), it aligns word by word with a multi-word name, or it is capitalized like a name;
+- every word of a window must earn its place, so neighbours ("of course", "lives in the") are
+  never swallowed, and a multi-word name matches only when all of it was heard;
+- two entities matching about equally well change nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rapidfuzz import process
+from rapidfuzz.distance import Indel, JaroWinkler
+
+from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, Method
+from glyphoxa_pipelines.correction.name_index import (
+    NameForm,
+    NameIndex,
+    english_stems,
+    english_zipf,
+    is_compound,
+    normalize,
+    phonetic_codes,
+    unify_apostrophes,
+    word_zipf,
+)
+
+TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
+_INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
+_SENTENCE_END = re.compile(r"[.!?\n\r:;\"“”(\[]")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
+_POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
+_MARKS = "'’ʼ-"
+_jw = JaroWinkler.similarity
+_CACHE = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A word of the utterance with what matching needs to know about it."""
+
+    start: int
+    end: int
+    text: str
+    norm: str
+    zipf: float
+    base_end: int  # end of the word without a possessive "'s" (== end when there is none)
+    base_norm: str
+    base_zipf: float
+    joinable: bool  # only plain spaces separate it from the previous token
+    title: bool  # starts with a capital letter
+    initial: bool  # first word of a sentence
+    plain: bool  # a word, not a handle, hashtag, number or camelCase run
+
+
+@lru_cache(maxsize=_CACHE)
+def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
+    """(normalized, zipf, base length, base normalized, base zipf, plain) of one word."""
+    norm = normalize(word)
+    zipf = word_zipf(word)
+    plain = (
+        not any(ch.isdigit() for ch in word)
+        and _CAMEL.search(word) is None
+        and _CONTRACTION.search(word) is None
+    )
+    if len(word) > 2 and word.endswith(_POSSESSIVE):
+        base = word[:-2]
+        return norm, zipf, len(base), normalize(base), word_zipf(base), plain
+    return norm, zipf, len(word), norm, zipf, plain
+
+
+def tokenize(text: str) -> list[Token]:
+    """Words with character offsets; apostrophes and hyphens inside a word stay in it."""
+    tokens: list[Token] = []
+    prev_end = -1
+    for m in TOKEN_RE.finditer(text):
+        start, end = m.span()
+        word = m.group()
+        norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
+        if not norm:
+            continue
+        if prev_end >= 0:
+            joinable = _INLINE_SPACE.fullmatch(text, prev_end, start) is not None
+            initial = not joinable and _SENTENCE_END.search(text, prev_end, start) is not None
+        else:
+            joinable, initial = False, True
+        if start and text[start - 1] in "#@/\\":
+            plain = False
+        tokens.append(
+            Token(
+                start,
+                end,
+                word,
+                norm,
+                zipf,
+                start + base_len,
+                base_norm,
+                base_zipf,
+                joinable,
+                word[0].isupper(),
+                initial,
+                plain,
+            )
+        )
+        prev_end = end
+    return tokens
+
+
+@dataclass(slots=True)
+class _Candidate:
+    first: int
+    last: int  # inclusive token index
+    end: int  # character end (shorter than the last token when a possessive was split off)
+    form: NameForm
+    score: float
+    method: Method
+    exact: bool
+    split: bool  # several heard words joined into a shorter name
+
+
+def _case_like(original: str, surface: str) -> str:
+    """The replacement in the casing context of the original (shouted text stays shouted)."""
+    letters = [ch for ch in original if ch.isalpha()]
+    if len(letters) > 1 and all(ch.isupper() for ch in letters):
+        return surface.upper()
+    return surface
+
+
+class _Window:
+    """Facts about one window that survived the cheap checks of `find_corrections`."""
+
+    __slots__ = (
+        "norms",
+        "joined",
+        "text",
+        "zipfs",
+        "exact_tokens",
+        "all_common",
+        "titled",
+        "english",
+    )
+
+    def __init__(
+        self,
+        norms: list[str],
+        joined: str,
+        text: str,
+        zipfs: list[float],
+        exact_tokens: list[bool],
+        all_common: bool,
+        titled: bool,
+    ) -> None:
+        self.norms = norms
+        self.joined = joined
+        self.text = text
+        self.zipfs = zipfs
+        self.exact_tokens = exact_tokens
+        self.all_common = all_common
+        self.titled = titled  # every word capitalized, not at a sentence start
+        self.english = False  # a single word that is (rare) English
+
+
+def _aligned_score(win: _Window, form: NameForm, cfg: CorrectionConfig) -> float | None:
+    """Word-by-word comparison for a window with as many words as the name, else None."""
+    total = 0.0
+    differs = False
+    for k, (word, name_word) in enumerate(zip(win.norms, form.words, strict=True)):
+        if word == name_word:
+            total += 1.0
+            continue
+        if win.exact_tokens[k]:
+            return None  # a correctly heard other name is never rewritten
+        differs = True
+        sim = _jw(word, name_word)
+        overlap = any(c in form.word_codes[k] for c in phonetic_codes(word))
+        short = min(len(word), len(name_word)) <= cfg.short_length
+        if short and not overlap:
+            return None
+        need = cfg.fuzzy_threshold if (short or not overlap) else cfg.phonetic_threshold
+        if sim < need:
+            return None
+        total += sim
+    if not differs:
+        return None
+    return total / len(form.words)
+
+
+def _code_need(code_length: int, cfg: CorrectionConfig) -> float:
+    """Jaro-Winkler needed on top of a code match: the longer the codes that agree, the more
+    evidence they are, from `fuzzy_threshold` for 3-letter codes down to `phonetic_threshold`."""
+    step = (cfg.fuzzy_threshold - cfg.phonetic_threshold) / 6
+    return max(cfg.phonetic_threshold, cfg.fuzzy_threshold - step * max(0, code_length - 3))
+
+
+def _joined_score(
+    win: _Window, form: NameForm, cfg: CorrectionConfig, codes: tuple[str, ...]
+) -> tuple[float, Method] | None:
+    """Compare the space-stripped window with the space-stripped name."""
+    n = len(win.norms)
+    if form.common or (n > 1 and n == form.n_words):
+        return None  # ordinary-word names are written right; equal word counts align instead
+    if n > form.n_words + cfg.max_extra_words:
+        return None
+    length, name_length = len(win.joined), len(form.joined)
+    ratio = length / name_length
+    if ratio < cfg.min_length_ratio or ratio > cfg.max_length_ratio:
+        return None
+    split = n > form.n_words
+    if split and max(win.zipfs) >= cfg.function_zipf:
+        return None  # "sound as the duergar": function words are their own words
+    matched = [c for c in codes if c in form.codes]
+    short = min(length, name_length) <= cfg.short_length
+    # Several English words ("tight roll") become a name only when they spell it almost exactly
+    # ("key leith" → "Keyleth"), unless capitalized like a name mid-sentence.
+    english_words = split and not win.titled and min(win.zipfs) >= cfg.english_zipf
+    if matched:
+        need = _code_need(max(map(len, matched)), cfg)
+        if win.english or win.all_common:
+            need = max(need, cfg.fuzzy_threshold)
+        elif short:
+            # "Vaks" for "Vax": short names need the same first letter and a close spelling
+            if win.joined[0] != form.joined[0]:
+                return None
+            need = max(need, (cfg.phonetic_threshold + cfg.fuzzy_threshold) / 2)
+        if split:
+            need = max(need, cfg.split_phonetic_threshold)
+        if english_words:
+            need = max(need, cfg.split_threshold)
+    elif english_words:
+        return None
+    else:
+        # No phonetic agreement: only a close spelling of a longer word that is no English.
+        if min(length, name_length) < cfg.fuzzy_min_length or not 0.8 <= ratio <= 1.25:
+            return None
+        unknown = [w for w in win.norms if english_zipf(w) < cfg.english_zipf]
+        if not unknown or any(is_compound(w, cfg.common_zipf) for w in unknown):
+            return None
+        if Indel.normalized_similarity(win.joined, form.joined) < 0.8:
+            return None
+        need = cfg.fuzzy_threshold
+    score = _jw(win.joined, form.joined)
+    if score < need:
+        return None
+    if n > 1:
+        # Every word must earn its place: dropping an edge word must make the match worse.
+        if _jw("".join(win.norms[1:]), form.joined) >= score:
+            return None
+        if _jw("".join(win.norms[:-1]), form.joined) >= score:
+            return None
+    if form.n_words > 1:
+        score = max(score, _jw(" ".join(win.norms), form.spaced))
+    return score, ("phonetic" if matched else "fuzzy")
+
+
+def _normalized_hit(
+    win: _Window, forms: list[NameForm], cfg: CorrectionConfig
+) -> tuple[NameForm, float, Method, bool] | None:
+    """The window is spelled like a name up to case, spacing and punctuation."""
+    text = unify_apostrophes(win.text)
+    upper = text.upper()
+    for form in forms:
+        surface = unify_apostrophes(form.surface)
+        if text == surface or (upper == text and upper == surface.upper()):
+            return form, 1.0, "normalized", True
+    form = forms[0]
+    surface = unify_apostrophes(form.surface)
+    if any(text.count(mark) > surface.count(mark) for mark in _MARKS):
+        return None  # "Mur-ghol", "NPC's": punctuation the speaker chose is not an STT error
+    if win.titled and len(win.norms) > 1 and " " not in surface:
+        return None  # "Feather Fall" for "Featherfall": written as a name already, in two words
+    if len(win.norms) == 1:
+        if win.zipfs[0] >= cfg.common_zipf:
+            return None  # "pike" may be the fish: ordinary words are left alone
+        return form, 1.0, "normalized", False
+    if win.all_common and (form.common or len(form.joined) < 6):
+        return None  # an ordinary phrase ("the tower", "be an") spelled like a name
+    return form, 1.0, "normalized", False
+
+
+def _evaluate(
+    win: _Window, index: NameIndex, cfg: CorrectionConfig
+) -> tuple[NameForm, float, Method, bool] | None:
+    """Best name for a window that is not spelled like one, as (form, score, method, exact)."""
+    n = len(win.norms)
+    found: dict[int, tuple[NameForm, float, Method]] = {}
+
+    hyphen = "-" in win.text
+
+    def consider(form: NameForm, score: float, method: Method) -> None:
+        if hyphen and "-" not in form.surface:
+            return  # "Vax-inate", "Angeles-based": a hyphen the speaker chose
+        old = found.get(id(form))
+        if old is None or old[1] < score:
+            found[id(form)] = (form, score, method)
+
+    if n == 1:
+        # A real English word is replaced by a differently spelled name on its own only when it
+        # is capitalized like a name mid-sentence ("Clarita" for "Clarota", never "careen").
+        # Stems that are names do not count: "Tiberiuss" is no English word.
+        by_joined = index.by_joined
+        englishness = max(
+            (z for stem, z in english_stems(win.joined) if stem not in by_joined), default=0.0
+        )
+        win.english = englishness >= cfg.english_zipf
+        joined_ok = englishness < cfg.common_zipf and (
+            not win.english or (win.titled and len(win.joined) > cfg.short_length)
+        )
+    else:
+        joined_ok = (
+            not any(win.exact_tokens)
+            # a very frequent word at an edge ("is", "on", "the") is its own word
+            and max(win.zipfs[0], win.zipfs[-1]) < cfg.function_zipf
+        )
+    codes: tuple[str, ...] = ()
+    if joined_ok:
+        codes = phonetic_codes(win.joined)
+        for code in codes:
+            for form in index.by_code.get(code, ()):
+                result = _joined_score(win, form, cfg, codes)
+                if result is not None:
+                    consider(form, *result)
+    if n > 1 and n in index.multi_sizes:
+        keys = [(n, "w:" + win.norms[0]), (n, "w:" + win.norms[-1])]
+        if not win.all_common:
+            for word in (win.norms[0], win.norms[-1]):
+                keys.extend((n, "c:" + c) for c in phonetic_codes(word))
+        seen: set[int] = set()
+        for key in keys:
+            for form in index.by_edge.get(key, ()):
+                if id(form) in seen:
+                    continue
+                seen.add(id(form))
+                aligned = _aligned_score(win, form, cfg)
+                if aligned is not None and aligned >= cfg.phonetic_threshold:
+                    consider(form, aligned, "aligned")
+    if not found and joined_ok and not win.all_common and min(win.zipfs) < cfg.rare_zipf:
+        bucket = index.by_first.get(win.joined[0])
+        if bucket is not None:
+            strings, bucket_forms = bucket
+            for _, _, pos in process.extract(
+                win.joined,
+                strings,
+                scorer=_jw,
+                score_cutoff=cfg.fuzzy_threshold,
+                limit=3,
+            ):
+                form = bucket_forms[pos]
+                result = _joined_score(win, form, cfg, codes)
+                if result is not None:
+                    consider(form, *result)
+    if not found:
+        return None
+    ranked = sorted(found.values(), key=lambda item: -item[1])
+    best_form, best_score, best_method = ranked[0]
+    for form, score, _ in ranked[1:]:
+        if best_score - score > cfg.ambiguity_margin:
+            break
+        if form.canonical != best_form.canonical and form.surface != best_form.surface:
+            return None  # two entities fit about equally well: leave it to a human or stage 2
+    return best_form, best_score, best_method, False
+
+
+def find_corrections(
+    text: str, index: NameIndex, config: CorrectionConfig | None = None
+) -> tuple[list[Correction], list[tuple[int, int]]]:
+    """Stage-1 corrections of `text` (offsets into `text`) and the spans of names heard right.
+
+    The second list holds character spans (start, end) already settled: exact hits and
+    corrected spans; stage 2 must not touch them.
+    """
+    cfg = config or CorrectionConfig()
+    if not text or not index:
+        return [], []
+    tokens = tokenize(text)
+    if not tokens:
+        return [], []
+    by_surface = index.by_surface
+    exact_tokens = []
+    for t in tokens:
+        form = by_surface.get(t.text) or by_surface.get(text[t.start : t.base_end])
+        exact_tokens.append(form is not None and form.n_words == 1)
+    max_size = index.max_words + cfg.max_extra_words
+    max_len = index.max_joined * cfg.max_length_ratio
+    min_len = index.min_joined * cfg.min_length_ratio
+    common_zipf = cfg.common_zipf
+    function_zipf = cfg.function_zipf
+    by_joined = index.by_joined
+    multi_sizes = index.multi_sizes
+    candidates: list[_Candidate] = []
+    count = len(tokens)
+    for first in range(count):
+        if not tokens[first].plain:
+            continue
+        # capitalized like a name: mid-sentence, or with a capitalized second word
+        titled = tokens[first].title
+        alone_titled = titled and not tokens[first].initial
+        norms: list[str] = []
+        zipfs: list[float] = []
+        joined = ""
+        all_common = True
+        for last in range(first, min(count, first + max_size)):
+            tok = tokens[last]
+            if last > first and not (tok.joinable and tok.plain):
+                break
+            n = last - first + 1
+            titled = titled and tok.title
+            variants = [(tok.norm, tok.end, tok.zipf)]
+            if tok.base_end != tok.end:
+                # "Grimjaw's": the name is the base, unless only the full word is a name
+                variants.insert(0, (tok.base_norm, tok.base_end, tok.base_zipf))
+            for k, (norm, end, zipf) in enumerate(variants):
+                common = zipf >= common_zipf
+                win_joined = joined + norm
+                forms = by_joined.get(win_joined)
+                if forms is None and k:
+                    continue  # "duergar's" is matched as "duergar" only
+                if forms is None:
+                    # cheap rejections before any phonetic work
+                    if common and n == 1:
+                        continue
+                    if (
+                        all_common
+                        and common
+                        and (n < 3 or n not in multi_sizes)
+                        and max(zipfs[0], zipf) >= function_zipf
+                    ):
+                        continue  # "of course", "in the": ordinary words around a small one
+                    if len(win_joined) < min_len or (n == 1 and exact_tokens[first]):
+                        continue
+                    if len(win_joined) > max_len:
+                        continue
+                win = _Window(
+                    [*norms, norm],
+                    win_joined,
+                    text[tokens[first].start : end],
+                    [*zipfs, zipf],
+                    exact_tokens[first : last + 1],
+                    all_common and common,
+                    titled if n > 1 else alone_titled,
+                )
+                if forms is not None:
+                    result = _normalized_hit(win, forms, cfg)
+                else:
+                    result = _evaluate(win, index, cfg)
+                if result is not None:
+                    form, score, method, exact = result
+                    split = n > form.n_words and not exact and method != "normalized"
+                    candidates.append(
+                        _Candidate(first, last, end, form, score, method, exact, split)
+                    )
+                    break
+            norms.append(tok.norm)
+            zipfs.append(tok.zipf)
+            joined += tok.norm
+            all_common = all_common and tok.zipf >= common_zipf
+            if len(joined) > max_len:
+                break  # longer windows only get longer than any name
+    if not candidates:
+        return [], []
+    return _select(text, tokens, candidates)
+
+
+def _select(
+    text: str, tokens: list[Token], candidates: list[_Candidate]
+) -> tuple[list[Correction], list[tuple[int, int]]]:
+    """Longest windows first; a name heard as several words loses to a better part of it."""
+    candidates.sort(key=lambda c: (c.first - c.last, not c.exact, -c.score, c.first))
+    claimed = [False] * len(tokens)
+    corrections: list[Correction] = []
+    settled: list[tuple[int, int]] = []
+    for cand in candidates:
+        if any(claimed[cand.first : cand.last + 1]):
+            continue
+        if cand.split and any(
+            other is not cand
+            and cand.first <= other.first
+            and other.last <= cand.last
+            and (other.exact or other.score >= cand.score)
+            for other in candidates
+        ):
+            continue  # "Kyma sees": "Kyma" alone is the better reading
+        for k in range(cand.first, cand.last + 1):
+            claimed[k] = True
+        start = tokens[cand.first].start
+        settled.append((start, cand.end))
+        if cand.exact:
+            continue
+        original = text[start : cand.end]
+        replacement = _case_like(original, cand.form.surface)
+        if replacement == original:
+            continue
+        corrections.append(
+            Correction(
+                original=original,
+                replacement=replacement,
+                start=start,
+                end=cand.end,
+                score=round(cand.score, 4),
+                method=cand.method,
+                entity=cand.form.canonical,
+            )
+        )
+    corrections.sort(key=lambda c: c.start)
+    settled.sort()
+    return corrections, settled

@@ -1,0 +1,80 @@
+"""The correction pipeline: stage 1 (phonetic, inline) then optional stage 2 (LLM, background).
+
+Raw text is always kept next to the corrected text, and every correction carries raw-text
+offsets, so a later, better pass can start again from what was actually heard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
+from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
+from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
+from glyphoxa_pipelines.correction.phonetic import find_corrections
+
+DEFAULT_CONFIG = CorrectionConfig()
+
+
+def apply_corrections(raw: str, corrections: Iterable[Correction]) -> str:
+    """`raw` with each correction's span replaced; spans must not overlap."""
+    parts: list[str] = []
+    pos = 0
+    for c in sorted(corrections, key=lambda c: c.start):
+        if c.start < pos:
+            raise ValueError(f"overlapping corrections at {c.start}")
+        parts.append(raw[pos : c.start])
+        parts.append(c.replacement)
+        pos = c.end
+    parts.append(raw[pos:])
+    return "".join(parts)
+
+
+def correct(
+    text: str,
+    entities: NameIndex | Iterable[EntitySpec],
+    word_confidences: Sequence[float] | None = None,
+    *,
+    llm: LLMCorrector | None = None,
+    config: CorrectionConfig | None = None,
+) -> CorrectionResult:
+    """Correct misheard entity names in one utterance.
+
+    `entities` is a prepared `NameIndex` (fast path: build it once per entity list) or names,
+    `(canonical, aliases)` pairs or Entity-like objects (an index is built for this call).
+    `word_confidences` align with the whitespace-separated words of `text`; they steer stage 2,
+    which runs only when `llm` is given.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    cfg = config or DEFAULT_CONFIG
+    index = build_index(entities, common_zipf=cfg.common_zipf)
+    stage1, settled = find_corrections(text, index, cfg)
+    corrections = list(stage1)
+    if llm is not None and stage1 is not None:
+        stage1_text = apply_corrections(text, stage1)
+        corrections += llm_corrections(
+            text, stage1_text, stage1, settled, index, word_confidences, llm, cfg
+        )
+    corrections.sort(key=lambda c: c.start)
+    return CorrectionResult(apply_corrections(text, corrections), text, corrections)
+
+
+class Corrector:
+    """An index, a config and an optional LLM bundled for repeated use on a live session."""
+
+    def __init__(
+        self,
+        entities: NameIndex | Iterable[EntitySpec],
+        *,
+        llm: LLMCorrector | None = None,
+        config: CorrectionConfig | None = None,
+    ) -> None:
+        self.config = config or DEFAULT_CONFIG
+        self.index = build_index(entities, common_zipf=self.config.common_zipf)
+        self.llm = llm
+
+    def __call__(
+        self, text: str, word_confidences: Sequence[float] | None = None
+    ) -> CorrectionResult:
+        return correct(text, self.index, word_confidences, llm=self.llm, config=self.config)
