@@ -9,9 +9,13 @@ server. We start it with cleanup_mode=None so it outlives the command that start
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
+import os
 import subprocess
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -47,14 +51,29 @@ def _postmaster_info(pgdata: Path):  # type: ignore[no-untyped-def]
     return PostmasterInfo.read_from_pgdata(pgdata)
 
 
+@contextmanager
+def _data_folder_lock(pgdata: Path) -> Iterator[None]:
+    """An exclusive lock beside the data folder: pgserver's own lock lives in a per-user
+    runtime dir, and its postmaster.pid reader fails on a file another process is still
+    writing, so start / status / stop are serialised per data folder here as well."""
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    with open(pgdata.parent / f".{pgdata.name}.lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def start(pgdata: Path) -> str:
     """Start (or reuse) the server on `pgdata`; return the admin URL (database `postgres`)."""
     _quiet_platformdirs()
     import pgserver
 
-    pgdata.mkdir(parents=True, exist_ok=True)
     try:
-        server = pgserver.get_server(pgdata, cleanup_mode=None)
+        with _data_folder_lock(pgdata):
+            pgdata.mkdir(parents=True, exist_ok=True)
+            server = pgserver.get_server(pgdata, cleanup_mode=None)
     except Exception as exc:  # pgserver raises CalledProcessError / AssertionError / OSError
         log_file = pgdata / "log"
         tail = log_file.read_text(errors="replace")[-2000:] if log_file.exists() else ""
@@ -65,7 +84,10 @@ def start(pgdata: Path) -> str:
 
 
 def status(pgdata: Path) -> EmbeddedStatus:
-    info = _postmaster_info(pgdata) if (pgdata / "PG_VERSION").exists() else None
+    if not (pgdata / "PG_VERSION").exists():
+        return EmbeddedStatus(pgdata, False, None, None)
+    with _data_folder_lock(pgdata):
+        info = _postmaster_info(pgdata)
     if info is None or not info.is_running():
         return EmbeddedStatus(pgdata, False, None, None)
     return EmbeddedStatus(pgdata, True, info.pid, info.get_uri())
@@ -78,13 +100,12 @@ def stop(pgdata: Path) -> bool:
     st = status(pgdata)
     if not st.running:
         return False
-    import os
-
     user = "pgserver" if os.geteuid() == 0 else None
-    try:
-        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
-    except subprocess.CalledProcessError as exc:
-        raise EmbeddedServerError(f"could not stop the embedded PostgreSQL: {exc}") from exc
+    with _data_folder_lock(pgdata):
+        try:
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+        except subprocess.CalledProcessError as exc:
+            raise EmbeddedServerError(f"could not stop the embedded PostgreSQL: {exc}") from exc
     return True
 
 
