@@ -177,9 +177,11 @@ def _aligned_score(win: _Window, form: NameForm, cfg: CorrectionConfig) -> float
     """Word-by-word comparison for a window with as many words as the name, else None."""
     total = 0.0
     differs = False
+    anchored = False  # some word of the name was heard exactly
     for k, (word, name_word) in enumerate(zip(win.norms, form.words, strict=True)):
         if word == name_word:
             total += 1.0
+            anchored = True
             continue
         if win.exact_tokens[k]:
             return None  # a correctly heard other name is never rewritten
@@ -189,11 +191,16 @@ def _aligned_score(win: _Window, form: NameForm, cfg: CorrectionConfig) -> float
         short = min(len(word), len(name_word)) <= cfg.short_length
         if short and not overlap:
             return None
-        need = cfg.fuzzy_threshold if (short or not overlap) else cfg.phonetic_threshold
+        if short and word[0] == name_word[0]:
+            # "Lady Vecks" for "Lady Vex": same sounds, the rest of the name as context
+            sim = max(sim, cfg.phonetic_threshold)
+            need = cfg.phonetic_threshold
+        else:
+            need = cfg.fuzzy_threshold if (short or not overlap) else cfg.phonetic_threshold
         if sim < need:
             return None
         total += sim
-    if not differs:
+    if not differs or (len(form.words) > 1 and not anchored and total / len(form.words) < 0.8):
         return None
     return total / len(form.words)
 
@@ -488,10 +495,10 @@ def _select(
             other is not cand
             and cand.first <= other.first
             and other.last <= cand.last
-            and (other.exact or other.score >= cand.score)
+            and (other.exact or other.score >= cand.score + 0.05)
             for other in candidates
         ):
-            continue  # "Kyma sees": "Kyma" alone is the better reading
+            continue  # "Kyma sees": "Kyma" alone is clearly the better reading
         for k in range(cand.first, cand.last + 1):
             claimed[k] = True
         start = tokens[cand.first].start
