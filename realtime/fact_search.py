@@ -15,6 +15,7 @@ from glyphoxa_pipelines.db.operations import Op, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.knowledge_graph import (
     _FACT_FILTER,
     _FACTS_WITH_NAMES,
+    REL_COLUMNS,
     _fact_params,
     _known_fact,
 )
@@ -84,11 +85,15 @@ def search_facts_op(
         )
     rows = yield fetch_all(
         f"""SELECT * FROM (
-              {_FACTS_WITH_NAMES}, sess.started_at AS session_started_at,
+                SELECT {REL_COLUMNS}, s.name AS source_name, t.name AS target_name,
+                   sess.started_at AS session_started_at,
                    CASE WHEN %(q)s::text IS NULL THEN 0 ELSE ts_rank_cd(
                        to_tsvector('english', s.name || ' ' || replace(r.rel_type, '_', ' ')
                                    || ' ' || t.name || ' ' || r.evidence),
                        to_tsquery('english', %(q)s)) END AS rank
+              FROM relationships r
+              JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
+              JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
               LEFT JOIN sessions sess ON sess.id = r.session_id
               WHERE {fact_filter}
                 AND (%(e)s::text IS NULL OR r.source_id = %(e)s OR r.target_id = %(e)s)

@@ -299,7 +299,11 @@ class MemoryService:
                 return 0
 
     async def _replay_write(self, session_id: str, entries: list[dict[str, Any]]) -> None:
-        new = [NewEntry(**e) for e in entries]
+        new = [
+            NewEntry(**{**e, "spoken_at": datetime.fromisoformat(e["spoken_at"])
+                        if e.get("spoken_at") else None})
+            for e in entries
+        ]
         try:
             await asyncio.wait_for(
                 self.db.run(SessionStore.write_entries.op(self.sessions, session_id, new)),
@@ -485,7 +489,11 @@ class MemoryService:
     def _remember(self, session_id: str, entries: list[NewEntry]) -> None:
         """Keep the last few utterances per session in memory: the degraded hot context."""
         ring = self._local_recent.setdefault(session_id, deque(maxlen=self.recent_limit))
+        known = {r["idempotency_key"] for r in ring}
         for e in entries:
+            if e.idempotency_key in known:
+                continue  # a retry: said once
+            known.add(e.idempotency_key)
             ring.append(
                 {
                     "speaker_name": e.speaker_name,

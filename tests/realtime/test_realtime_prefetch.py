@@ -1,0 +1,73 @@
+"""Pre-fetch triggers (names, aliases, misheard names, temporal cues) and injection of the
+pre-fetched results into the next hot context."""
+
+from __future__ import annotations
+
+import httpx
+
+from glyphoxa_pipelines.processing.mentions import MentionFinder
+from realtime.prefetch import PrefetchCache, Prefetched, Trigger, detect
+
+FINDER = MentionFinder({"Thaldrin Ashvale": "thaldrin", "Thaldrin": "thaldrin",
+                        "Iron Circle": "iron-circle", "Sunblade": "sunblade"})
+
+
+def test_entity_triggers_whole_word_case_insensitive() -> None:
+    got = detect("have you seen THALDRIN or the iron circle's men?", FINDER)
+    assert [(t.kind, t.key) for t in got] == [("entity", "thaldrin"), ("entity", "iron-circle")]
+    assert detect("Thaldrins are not a thing, sunblades neither", FINDER) == []
+    assert detect("nothing here at all", FINDER) == []
+
+
+def test_temporal_cues_fire_a_topic_search() -> None:
+    for text, topic in (
+        ("Do you remember the wolves on the north road?", "the wolves on the north road"),
+        ("what did we buy last time in the dwarf city", "what did we buy in the dwarf city"),
+        ("When did we meet the merchant", "meet the merchant"),
+        ("Previously, the caravan was attacked", "the caravan was attacked"),
+    ):
+        got = [t for t in detect(text, FINDER) if t.kind == "memory"]
+        assert [t.key for t in got] == [topic], text
+    assert [t for t in detect("do you remember?", FINDER) if t.kind == "memory"] == []
+    assert [t for t in detect("I like the north road", FINDER) if t.kind == "memory"] == []
+
+
+def test_cache_ttl_and_visibility() -> None:
+    cache = PrefetchCache(ttl_s=60)
+    trig = Trigger("entity", "x", "X")
+    cache.put("s", Prefetched(trig, "", ["public"], fetched_at=__import__("time").monotonic()))
+    cache.put("s", Prefetched(trig, "npc-a", ["a-only"],
+                              fetched_at=__import__("time").monotonic()))
+    assert [i.memories for i in cache.get("s", "npc-a")] == [["a-only"], ["public"]]
+    assert [i.memories for i in cache.get("s", "npc-b")] == [["public"]]
+    assert cache.fresh("s", trig, "npc-a") and not cache.fresh("s", trig, "npc-b")
+    cache.put("s", Prefetched(Trigger("entity", "y", "Y"), "", ["old"], fetched_at=0.0))
+    assert all(i.trigger.key != "y" for i in cache.get("s", "npc-b"))
+
+
+async def test_partial_prefetch_lands_in_next_context(rt_client: httpx.AsyncClient, rt_seed, rt_service) -> None:  # type: ignore[no-untyped-def]
+    sid = rt_seed.live_session
+    # a misheard name still fires (phonetic correction runs first)
+    r = await rt_client.post(f"/v1/sessions/{sid}/partials",
+                             json={"text": "hey borga, do you remember the tunnel map we bought"})
+    assert r.status_code == 200
+    kinds = {(t["kind"], t["key"]) for t in r.json()["triggers"]}
+    assert ("entity", "borga") in kinds
+    assert any(k == "memory" for k, _ in kinds)
+    await rt_service.wait_prefetch(sid, 5.0)
+    ctx = (await rt_client.get(f"/v1/sessions/{sid}/npcs/thaldrin/context")).json()
+    kinds = {m["kind"] for m in ctx["memories"]}
+    assert {"entity", "chunk"} <= kinds
+    chunk = next(m for m in ctx["memories"] if m["kind"] == "chunk")
+    assert chunk["source"]["session_id"] in rt_seed.past_sessions
+    assert "## What you recall" in ctx["prompt"]
+    # the same partial again is deduplicated (fetched once per turn)
+    r = await rt_client.post(f"/v1/sessions/{sid}/partials",
+                             json={"text": "hey borga, do you remember the tunnel map we bought"})
+    assert not any(t["scheduled"] for t in r.json()["triggers"])
+
+
+async def test_misheard_name_triggers(rt_client: httpx.AsyncClient, rt_seed) -> None:  # type: ignore[no-untyped-def]
+    r = await rt_client.post(f"/v1/sessions/{rt_seed.live_session}/partials",
+                             json={"text": "where is the sun blade now"})
+    assert ("entity", "sunblade") in {(t["kind"], t["key"]) for t in r.json()["triggers"]}
