@@ -43,9 +43,7 @@ def _campaign_entities(campaign: str) -> list[EntityPair]:
     return [(e.name, list(e.aliases)) for e in entities if e.type != "episode"]
 
 
-def run_filter(
-    corrector: Corrector, source: TextIO, sink: TextIO, *, as_json: bool = False
-) -> int:
+def run_filter(corrector: Corrector, source: TextIO, sink: TextIO, *, as_json: bool = False) -> int:
     """Correct each line of `source` onto `sink`; returns the number of lines."""
     count = 0
     for line in source:

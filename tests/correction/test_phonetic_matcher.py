@@ -141,7 +141,11 @@ def test_every_correction_records_span_replacement_score_method(index: NameIndex
         assert c.entity == c.replacement
     assert apply_corrections(raw, result.corrections) == result.text
     methods = {c.original: c.method for c in result.corrections}
-    assert methods == {"elder nacks": "phonetic", "grimjaw": "normalized", "iron hold": "normalized"}
+    assert methods == {
+        "elder nacks": "phonetic",
+        "grimjaw": "normalized",
+        "iron hold": "normalized",
+    }
 
 
 def test_aliases_report_their_entity() -> None:
