@@ -9,6 +9,7 @@ a beginning do not collide.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -17,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from doublemetaphone import doublemetaphone
-from wordfreq import zipf_frequency
+from wordfreq import get_frequency_dict, zipf_frequency
 
 # Characters dropped when comparing spellings: STT loses apostrophes, hyphens and spacing.
 _STRIP_CHARS = re.compile(r"[\s'’ʼ‘`´\-‐‑‒–—_.]+")
@@ -35,6 +36,8 @@ def unify_apostrophes(text: str) -> str:
 @lru_cache(maxsize=_CACHE_LIMIT)
 def normalize(text: str) -> str:
     """Casefolded, accent-free, without spaces, apostrophes, hyphens and dots."""
+    if text.isascii():
+        return _STRIP_CHARS.sub("", text.lower())
     folded = unicodedata.normalize("NFKD", text.casefold())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return _STRIP_CHARS.sub("", folded)
@@ -57,13 +60,30 @@ def phonetic_codes(normalized: str) -> tuple[str, ...]:
     return (primary,)
 
 
+_FREQUENCIES: dict[str, float] | None = None
+
+
+def _frequencies() -> dict[str, float]:
+    """wordfreq's English frequency list as one dict, loaded once: a dict look-up per new
+    word instead of wordfreq's tokenizer on the live path."""
+    global _FREQUENCIES
+    if _FREQUENCIES is None:
+        _FREQUENCIES = get_frequency_dict("en", wordlist="best")
+    return _FREQUENCIES
+
+
 @lru_cache(maxsize=_CACHE_LIMIT)
 def word_zipf(word: str) -> float:
     """wordfreq Zipf frequency of an English word (0 for unknown words), case-insensitive."""
     word = word.translate(_APOSTROPHES).lower()
     if not word or not any(ch.isalpha() for ch in word):
         return 0.0
-    try:
+    freq = _frequencies().get(word)
+    if freq is not None:
+        return round(math.log10(freq) + 9, 2)
+    if word.isalpha():
+        return 0.0
+    try:  # hyphenated and other multi-part words: wordfreq combines the parts
         return zipf_frequency(word, "en")
     except (ValueError, LookupError):  # pragma: no cover - wordfreq data problems
         return 0.0

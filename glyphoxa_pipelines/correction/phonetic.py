@@ -82,40 +82,88 @@ def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
     return norm, zipf, len(word), norm, zipf, plain
 
 
+class _Scan:
+    """The words of an utterance as parallel lists: the hot loop indexes lists, it does not
+    build an object per word."""
+
+    __slots__ = (
+        "starts",
+        "ends",
+        "words",
+        "norms",
+        "zipfs",
+        "variants",
+        "joinable",
+        "plain",
+        "title",
+        "initial",
+    )
+
+    def __init__(self, text: str) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.words: list[str] = []
+        self.norms: list[str] = []
+        self.zipfs: list[float] = []
+        # (normalized, end, zipf) readings of a word: base first for "Grimjaw's"
+        self.variants: list[tuple[tuple[str, int, float], ...]] = []
+        self.joinable: list[bool] = []
+        self.plain: list[bool] = []
+        self.title: list[bool] = []
+        self.initial: list[bool] = []
+        prev_end = -1
+        for m in TOKEN_RE.finditer(text):
+            start, end = m.span()
+            word = m.group()
+            norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
+            if not norm:
+                continue
+            if prev_end >= 0:
+                gap = text[prev_end:start]
+                joinable = gap == " " or (_INLINE_SPACE.fullmatch(gap) is not None)
+                initial = not joinable and _SENTENCE_END.search(gap) is not None
+            else:
+                joinable, initial = False, True
+            if start and text[start - 1] in "#@/\\":
+                plain = False
+            self.starts.append(start)
+            self.ends.append(end)
+            self.words.append(word)
+            self.norms.append(norm)
+            self.zipfs.append(zipf)
+            if base_len != len(word):
+                self.variants.append(((base_norm, start + base_len, base_zipf), (norm, end, zipf)))
+            else:
+                self.variants.append(((norm, end, zipf),))
+            self.joinable.append(joinable)
+            self.plain.append(plain)
+            self.title.append(word[0].isupper())
+            self.initial.append(initial)
+            prev_end = end
+
+
 def tokenize(text: str) -> list[Token]:
     """Words with character offsets; apostrophes and hyphens inside a word stay in it."""
-    tokens: list[Token] = []
-    prev_end = -1
-    for m in TOKEN_RE.finditer(text):
-        start, end = m.span()
-        word = m.group()
-        norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
-        if not norm:
-            continue
-        if prev_end >= 0:
-            joinable = _INLINE_SPACE.fullmatch(text, prev_end, start) is not None
-            initial = not joinable and _SENTENCE_END.search(text, prev_end, start) is not None
-        else:
-            joinable, initial = False, True
-        if start and text[start - 1] in "#@/\\":
-            plain = False
+    scan = _Scan(text)
+    tokens = []
+    for k, variants in enumerate(scan.variants):
+        base_norm, base_end, base_zipf = variants[0]
         tokens.append(
             Token(
-                start,
-                end,
-                word,
-                norm,
-                zipf,
-                start + base_len,
+                scan.starts[k],
+                scan.ends[k],
+                scan.words[k],
+                scan.norms[k],
+                scan.zipfs[k],
+                base_end,
                 base_norm,
                 base_zipf,
-                joinable,
-                word[0].isupper(),
-                initial,
-                plain,
+                scan.joinable[k],
+                scan.title[k],
+                scan.initial[k],
+                scan.plain[k],
             )
         )
-        prev_end = end
     return tokens
 
 
@@ -391,13 +439,18 @@ def find_corrections(
     cfg = config or CorrectionConfig()
     if not text or not index:
         return [], []
-    tokens = tokenize(text)
-    if not tokens:
+    scan = _Scan(text)
+    count = len(scan.norms)
+    if not count:
         return [], []
+    starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
+    joinable, plain, title = scan.joinable, scan.plain, scan.title
     by_surface = index.by_surface
     exact_tokens = []
-    for t in tokens:
-        form = by_surface.get(t.text) or by_surface.get(text[t.start : t.base_end])
+    for k in range(count):
+        form = by_surface.get(scan.words[k])
+        if form is None and len(variants_of[k]) > 1:
+            form = by_surface.get(text[starts[k] : variants_of[k][0][1]])
         exact_tokens.append(form is not None and form.n_words == 1)
     max_size = index.max_words + cfg.max_extra_words
     max_len = index.max_joined * cfg.max_length_ratio
@@ -405,55 +458,52 @@ def find_corrections(
     common_zipf = cfg.common_zipf
     function_zipf = cfg.function_zipf
     by_joined = index.by_joined
-    multi_sizes = index.multi_sizes
+    by_edge = index.by_edge
     candidates: list[_Candidate] = []
-    count = len(tokens)
     for first in range(count):
-        if not tokens[first].plain:
+        if not plain[first]:
             continue
         # capitalized like a name: mid-sentence, or with a capitalized second word
-        titled = tokens[first].title
-        alone_titled = titled and not tokens[first].initial
-        norms: list[str] = []
-        zipfs: list[float] = []
+        titled = title[first]
+        alone_titled = titled and not scan.initial[first]
+        first_zipf = zipfs_of[first]
         joined = ""
         all_common = True
         for last in range(first, min(count, first + max_size)):
-            tok = tokens[last]
-            if last > first and not (tok.joinable and tok.plain):
+            if last > first and not (joinable[last] and plain[last]):
                 break
             n = last - first + 1
-            titled = titled and tok.title
-            variants = [(tok.norm, tok.end, tok.zipf)]
-            if tok.base_end != tok.end:
-                # "Grimjaw's": the name is the base, unless only the full word is a name
-                variants.insert(0, (tok.base_norm, tok.base_end, tok.base_zipf))
-            for k, (norm, end, zipf) in enumerate(variants):
+            titled = titled and title[last]
+            for k, (norm, end, zipf) in enumerate(variants_of[last]):
                 common = zipf >= common_zipf
                 win_joined = joined + norm
                 forms = by_joined.get(win_joined)
-                if forms is None and k:
-                    continue  # "duergar's" is matched as "duergar" only
                 if forms is None:
                     # cheap rejections before any phonetic work
-                    if common and n == 1:
+                    if k or (common and n == 1):
+                        continue  # "duergar's" is matched as "duergar" only
+                    if all_common and common:
+                        if n >= 3:
+                            # ordinary words only: "Iron Hearth Tavern" heard with one word
+                            # misspelled, so an edge word must be a word of such a name
+                            if (n, "w:" + norms_of[first]) not in by_edge and (
+                                n,
+                                "w:" + norm,
+                            ) not in by_edge:
+                                continue
+                        elif first_zipf >= function_zipf or zipf >= function_zipf:
+                            # a name heard as two ordinary words ("key leith"), but never
+                            # "of course", "in the": function words at an edge
+                            continue
+                    if len(win_joined) < min_len or len(win_joined) > max_len:
                         continue
-                    if (
-                        all_common
-                        and common
-                        and (n < 3 or n not in multi_sizes)
-                        and max(zipfs[0], zipf) >= function_zipf
-                    ):
-                        continue  # "of course", "in the": ordinary words around a small one
-                    if len(win_joined) < min_len or (n == 1 and exact_tokens[first]):
-                        continue
-                    if len(win_joined) > max_len:
+                    if n == 1 and exact_tokens[first]:
                         continue
                 win = _Window(
-                    [*norms, norm],
+                    norms_of[first:last] + [norm],
                     win_joined,
-                    text[tokens[first].start : end],
-                    [*zipfs, zipf],
+                    text[starts[first] : end],
+                    zipfs_of[first:last] + [zipf],
                     exact_tokens[first : last + 1],
                     all_common and common,
                     titled if n > 1 else alone_titled,
@@ -469,23 +519,21 @@ def find_corrections(
                         _Candidate(first, last, end, form, score, method, exact, split)
                     )
                     break
-            norms.append(tok.norm)
-            zipfs.append(tok.zipf)
-            joined += tok.norm
-            all_common = all_common and tok.zipf >= common_zipf
+            joined += norms_of[last]
+            all_common = all_common and zipfs_of[last] >= common_zipf
             if len(joined) > max_len:
                 break  # longer windows only get longer than any name
     if not candidates:
         return [], []
-    return _select(text, tokens, candidates)
+    return _select(text, starts, candidates)
 
 
 def _select(
-    text: str, tokens: list[Token], candidates: list[_Candidate]
+    text: str, starts: list[int], candidates: list[_Candidate]
 ) -> tuple[list[Correction], list[tuple[int, int]]]:
-    """Longest windows first; a name heard as several words loses to a better part of it."""
+    """Longest windows first; a name heard as several words loses to a clearly better part."""
     candidates.sort(key=lambda c: (c.first - c.last, not c.exact, -c.score, c.first))
-    claimed = [False] * len(tokens)
+    claimed = [False] * len(starts)
     corrections: list[Correction] = []
     settled: list[tuple[int, int]] = []
     for cand in candidates:
@@ -501,7 +549,7 @@ def _select(
             continue  # "Kyma sees": "Kyma" alone is clearly the better reading
         for k in range(cand.first, cand.last + 1):
             claimed[k] = True
-        start = tokens[cand.first].start
+        start = starts[cand.first]
         settled.append((start, cand.end))
         if cand.exact:
             continue
