@@ -387,7 +387,7 @@ def session_staleness_op(
                   AND NOT EXISTS (SELECT 1 FROM chunk_embeddings ce WHERE ce.chunk_id = c.id
                                   AND ce.model = %(m)s)) AS unembedded,
               (SELECT count(*) FROM relationships r WHERE r.session_id = s.id
-                  AND r.provenance = 'extracted'
+                  AND r.provenance = 'extracted' AND r.rel_type <> 'appears_in'
                   AND NOT (r.extractor_version = ANY(%(ev)s))) AS old_facts,
               (SELECT count(*) FROM entities en WHERE en.session_id = s.id
                   AND en.provenance = 'extracted' AND en.type <> 'episode'
@@ -466,19 +466,6 @@ def set_chunk_entities_op(updates: Sequence[tuple[str, list[str]]]) -> Op:
         [(ids, cid, ids) for cid, ids in updates],
     )
     return n
-
-
-def previous_sessions_op(campaign_id: str, session_id: str, limit: int = 5) -> Op:
-    """Summaries of the sessions before this one, newest first (recap context)."""
-    rows = yield fetch_all(
-        """SELECT s.id, s.title, s.started_at, ss.summary, ss.key_points
-           FROM sessions s JOIN session_summaries ss ON ss.session_id = s.id
-           WHERE s.campaign_id = %(c)s AND s.id <> %(s)s
-             AND s.started_at < (SELECT started_at FROM sessions WHERE id = %(s)s)
-           ORDER BY s.started_at DESC LIMIT %(n)s""",
-        {"c": campaign_id, "s": session_id, "n": limit},
-    )
-    return rows
 
 
 def campaign_summaries_op(campaign_id: str) -> Op:
@@ -582,3 +569,20 @@ def recompute_fact_confidence_op(campaign_id: str, threshold: float) -> Op:
         {"c": campaign_id, "t": threshold},
     )
     return n
+
+
+def session_fact_sentences_op(session_id: str, limit: int = 8) -> Op:
+    """The session's strongest current, public, canon facts as sentences (recap material)."""
+    rows = yield fetch_all(
+        """SELECT s.name AS source_name, r.rel_type, t.name AS target_name
+           FROM relationships r
+           JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
+           JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
+           WHERE r.session_id = %s AND r.invalidated_at IS NULL AND r.status = 'canon'
+             AND r.visibility = 'public' AND r.rel_type <> 'appears_in'
+           ORDER BY r.confidence DESC, r.id LIMIT %s""",
+        (session_id, limit),
+    )
+    return [
+        f"{r['source_name']} {r['rel_type'].replace('_', ' ')} {r['target_name']}" for r in rows
+    ]

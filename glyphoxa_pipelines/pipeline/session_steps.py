@@ -1,0 +1,535 @@
+"""The per-session chain as plain functions: one function per Dagster asset.
+
+Why plain functions: the Dagster assets (defs/session_assets.py), `glyphoxa process`, the demo
+and the bench all run exactly this code; Dagster adds partitions, lineage and scheduling on top.
+Each step reads its inputs from PostgreSQL, writes its rows in one transaction that replaces
+what an earlier run of the same step wrote for that session, and returns metadata plus the
+outcomes of its checks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from glyphoxa_pipelines.db.operations import Op
+from glyphoxa_pipelines.memory import (
+    CampaignStore,
+    SemanticIndex,
+    SessionStore,
+)
+from glyphoxa_pipelines.memory import pipeline_rows as rows
+from glyphoxa_pipelines.memory.models import Entity, Entry, Relationship
+from glyphoxa_pipelines.pipeline import versions
+from glyphoxa_pipelines.pipeline.outcomes import CheckOutcome, StepOutcome
+from glyphoxa_pipelines.pipeline.services import MemoizingEmbedder, PipelineServices
+
+EMBED_BATCH = 256
+
+
+def _session(services: PipelineServices, session_id: str) -> dict[str, Any]:
+    return services.db.run(rows.session_info_op(session_id))
+
+
+def _entities(services: PipelineServices, campaign_id: str) -> list[Entity]:
+    return services.db.run(rows.campaign_entities_op(campaign_id))
+
+
+# ----------------------------------------------------------------------------- 1. raw
+
+
+def raw_transcript(services: PipelineServices, session_id: str) -> StepOutcome:
+    """Observe the session's L1 entries as recorded (nothing is changed)."""
+    info = _session(services, session_id)
+    out = StepOutcome("raw_transcript")
+    out.metadata = {
+        "campaign_id": info["campaign_id"],
+        "status": info["status"],
+        "entries": int(info["entries"]),
+        "speakers": int(info["speakers"]),
+        "words": int(info["words"]),
+        "duration_s": round(float(info["duration_s"] or 0.0), 1),
+        "content_version": f"{info['entries']}-{info['max_entry_id']}",
+    }
+    out.checks.append(
+        CheckOutcome(
+            "raw_transcript_not_empty",
+            int(info["entries"]) > 0,
+            f"{info['entries']} entries recorded",
+            severity="error" if info["status"] == "ended" else "warn",
+        )
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------- 2. corrected
+
+
+def _correction_dicts(result: Any, version: str) -> list[dict[str, Any]]:
+    return [dict(c.as_dict(), stage="pipeline", version=version) for c in result.corrections]
+
+
+def corrected_transcript(services: PipelineServices, session_id: str) -> StepOutcome:
+    """Re-correct every entry from its immutable raw text against the campaign's current
+    names (stage 1, + stage 2 with an LLM); store only entries whose text changed."""
+    from glyphoxa_pipelines.correction import build_index, correct
+
+    info = _session(services, session_id)
+    campaign_id = info["campaign_id"]
+    index = build_index(_entities(services, campaign_id))
+    entries: list[Entry] = SessionStore(services.db).get_entries(session_id)
+    llm = services.corrector_llm
+    version = versions.corrector_version(llm is not None)
+
+    def fix(entry: Entry) -> tuple[Entry, Any]:
+        return entry, correct(entry.raw_text, index, entry.word_confidences, llm=llm)
+
+    if llm is not None and len(entries) > 1:
+        with ThreadPoolExecutor(max_workers=4) as pool:  # bounded: the LLM client limits too
+            results = list(pool.map(fix, entries))
+    else:
+        results = [fix(e) for e in entries]
+
+    updates: list[tuple[int, str, list[dict[str, Any]], str]] = []
+    by_method: Counter[str] = Counter()
+    names: Counter[str] = Counter()
+    for entry, result in results:
+        corrections = _correction_dicts(result, version)
+        for c in result.corrections:
+            by_method[c.method] += 1
+            names[c.entity or c.replacement] += 1
+        if (entry.text, entry.corrections, entry.corrector_version) != (
+            result.text,
+            corrections,
+            version,
+        ):
+            updates.append((entry.id, result.text, corrections, version))
+    if updates:
+        SessionStore(services.db).update_corrections(updates)
+    out = StepOutcome("corrected_transcript")
+    out.metadata = {
+        "entries": len(entries),
+        "entries_updated": len(updates),
+        "entries_with_corrections": sum(1 for _, r in results if r.corrections),
+        "corrections": sum(by_method.values()),
+        "corrections_by_method": dict(by_method),
+        "top_corrected_names": dict(names.most_common(10)),
+        "known_names": len(index),
+        "corrector_version": version,
+    }
+    cov = services.db.run(rows.correction_coverage_op(session_id, version))
+    out.checks.append(
+        CheckOutcome(
+            "every_entry_corrected",
+            int(cov["uncorrected"]) == 0,
+            f"{cov['uncorrected']} of {cov['entries']} entries not corrected by {version}",
+            metadata={"uncorrected": int(cov["uncorrected"])},
+        )
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------- 3. chunks
+
+
+def transcript_chunks(services: PipelineServices, session_id: str) -> StepOutcome:
+    """Windows of turns sized to the embedding model's input limit, replacing the session's
+    chunk set in one transaction (embeddings of unchanged chunks survive)."""
+    from glyphoxa_pipelines.processing.chunking import chunk_transcript
+    from glyphoxa_pipelines.processing.mentions import MentionFinder
+
+    info = _session(services, session_id)
+    embedder = services.embedder
+    entries = SessionStore(services.db).get_entries(session_id)
+    finder = MentionFinder.from_entities(_entities(services, info["campaign_id"]))
+    chunks = chunk_transcript(
+        entries,
+        count_tokens=embedder.count_tokens,
+        max_tokens=embedder.max_tokens,
+        known_names=finder,
+        campaign_id=info["campaign_id"],
+        session_id=session_id,
+    )
+    SemanticIndex(services.db).replace_session_chunks(session_id, chunks)
+    tokens = [c.token_count for c in chunks]
+    mentioned = {e for c in chunks for e in c.entity_ids}
+    out = StepOutcome("transcript_chunks")
+    out.metadata = {
+        "chunks": len(chunks),
+        "entries": len(entries),
+        "mean_tokens": round(sum(tokens) / len(tokens), 1) if tokens else 0,
+        "max_tokens": max(tokens, default=0),
+        "model_input_limit": embedder.max_tokens,
+        "entities_mentioned": len(mentioned),
+        "chunker_version": versions.CHUNKER_VERSION,
+    }
+    out.checks += chunk_checks(services, session_id, embedder.max_tokens)
+    return out
+
+
+def chunk_checks(
+    services: PipelineServices, session_id: str, max_tokens: int
+) -> list[CheckOutcome]:
+    cov = services.db.run(rows.chunk_coverage_op(session_id))
+    emb = services.db.run(rows.embedding_coverage_op(session_id, "", max_tokens))
+    return [
+        CheckOutcome(
+            "chunks_cover_every_entry",
+            int(cov["uncovered"]) == 0,
+            f"{cov['uncovered']} of {cov['entries']} entries in no chunk",
+            metadata={"uncovered": int(cov["uncovered"])},
+        ),
+        CheckOutcome(
+            "no_chunk_over_model_limit",
+            int(emb["over_limit"]) == 0,
+            f"{emb['over_limit']} chunks over {max_tokens} word pieces "
+            f"(longest {emb['max_tokens']})",
+            metadata={"over_limit": int(emb["over_limit"]), "longest": int(emb["max_tokens"])},
+        ),
+    ]
+
+
+# ----------------------------------------------------------------------------- 4. embeddings
+
+
+def chunk_embeddings(
+    services: PipelineServices,
+    session_id: str,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> StepOutcome:
+    """Embed the session's chunks that have no embedding for the configured model (batched,
+    stored beside other models' embeddings). When every chunk of the campaign has this model,
+    the campaign's active model is switched to it atomically."""
+    info = _session(services, session_id)
+    embedder = services.embedder
+    index = SemanticIndex(services.db)
+    index.register_model(embedder.model_id, embedder.dimension)
+    missing = index.chunks_missing_embeddings(embedder.model_id, session_id=session_id)
+    started = time.perf_counter()
+    done = 0
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start : start + EMBED_BATCH]
+        vectors = embedder.embed([c.text for c in batch])
+        index.add_embeddings(
+            embedder.model_id, [(c.id, v) for c, v in zip(batch, vectors, strict=True)]
+        )
+        done += len(batch)
+        if progress:
+            progress(done, len(missing))
+    embed_s = time.perf_counter() - started
+    switched = _maybe_switch_active_model(services, info["campaign_id"], embedder.model_id)
+    campaign = CampaignStore(services.db).require(info["campaign_id"])
+    out = StepOutcome("chunk_embeddings")
+    out.metadata = {
+        "model": embedder.model_id,
+        "dimension": embedder.dimension,
+        "embedded": done,
+        "embed_seconds": round(embed_s, 3),
+        "chunks_per_second": round(done / embed_s, 1) if done and embed_s > 0 else None,
+        "active_model": campaign.active_embedding_model,
+        "switched_active_model": switched,
+    }
+    out.checks += embedding_checks(services, session_id, embedder, campaign.active_embedding_model)
+    return out
+
+
+def embedding_checks(
+    services: PipelineServices, session_id: str, embedder: Any, active_model: str
+) -> list[CheckOutcome]:
+    cov = services.db.run(
+        rows.embedding_coverage_op(session_id, embedder.model_id, embedder.max_tokens)
+    )
+    active = (
+        cov
+        if active_model == embedder.model_id
+        else services.db.run(rows.embedding_coverage_op(session_id, active_model, 10**9))
+    )
+    return [
+        CheckOutcome(
+            "every_chunk_embedded",
+            int(cov["missing"]) == 0,
+            f"{cov['missing']} of {cov['chunks']} chunks lack a {embedder.model_id} embedding",
+            metadata={"missing": int(cov["missing"]), "model": embedder.model_id},
+        ),
+        CheckOutcome(
+            "every_chunk_embedded_for_active_model",
+            int(active["missing"]) == 0,
+            f"{active['missing']} of {active['chunks']} chunks lack an embedding of the "
+            f"campaign's active model {active_model}",
+            severity="warn",
+            metadata={"missing": int(active["missing"]), "model": active_model},
+        ),
+    ]
+
+
+def _maybe_switch_active_model(services: PipelineServices, campaign_id: str, model: str) -> bool:
+    store = CampaignStore(services.db)
+    if store.require(campaign_id).active_embedding_model == model:
+        return False
+    missing = SemanticIndex(services.db).chunks_missing_embeddings(model, campaign_id=campaign_id)
+    if missing:
+        return False
+    store.set_active_embedding_model(campaign_id, model)
+    return True
+
+
+# ----------------------------------------------------------------------------- 5. knowledge
+
+
+def _write_knowledge_op(
+    campaign_id: str, session_id: str, entities: list[Entity], facts: list[Relationship]
+) -> Op:
+    """One transaction: clear what this session's extraction wrote, write the new entities,
+    insert facts (contradicted older facts invalidated, history kept; facts contradicting a
+    DM-made/confirmed fact go to review instead)."""
+    from glyphoxa_pipelines.processing.extraction import contradictions
+
+    cleared = yield from rows.clear_session_knowledge_op(campaign_id, session_id)
+    for entity in entities:
+        yield from rows.upsert_session_entity_op(entity, session_id)
+    current = yield from rows.current_facts_op(campaign_id)
+    # Newer facts already in the graph (later sessions) win over this session's.
+    superseded: dict[int, Relationship] = {}
+    for c in contradictions(facts, current):
+        superseded.setdefault(id(c.old), c.new)
+    forward = contradictions(current, facts)
+    protected_hits = {id(c.new) for c in forward if c.protected}
+    plans: dict[int, list[Relationship]] = {id(f): [] for f in facts}
+    for c in forward:
+        if not c.protected:
+            plans[id(c.new)].append(c.old)  # older facts this new fact invalidates
+    prepared: list[Relationship] = []
+    for fact in facts:
+        newer = superseded.get(id(fact))
+        if newer is not None:
+            fact = replace(
+                fact,
+                invalidated_at=newer.observed_at or newer.valid_from,
+                attributes={**fact.attributes, "superseded_by": newer.id},
+            )
+        elif id(fact) in protected_hits:
+            fact = replace(
+                fact, status="pending", attributes={**fact.attributes, "contradicts_dm": True}
+            )
+        prepared.append(fact)
+    inserted = skipped = invalidated = 0
+    for original, fact in zip(facts, prepared, strict=True):
+        new_id = yield from rows.insert_fact_op(fact)
+        if new_id is None:
+            skipped += 1
+            continue
+        inserted += 1
+        if fact.invalidated_at is None:
+            for old in plans[id(original)]:
+                ok = yield from rows.invalidate_fact_op(
+                    old.id, new_id, fact.observed_at or fact.valid_from
+                )
+                invalidated += int(ok)
+    return {
+        **cleared,
+        "facts_inserted": inserted,
+        "facts_skipped_existing": skipped,
+        "facts_invalidated": invalidated,
+        "facts_for_review_contradicting_dm": len(protected_hits),
+        "facts_superseded_by_later_sessions": len(superseded),
+    }
+
+
+def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutcome:
+    """Entities and facts the session states, resolved against the existing graph, written
+    with provenance; low-confidence facts go to the DM review queue."""
+    from glyphoxa_pipelines.processing import extraction
+
+    info = _session(services, session_id)
+    campaign_id = info["campaign_id"]
+    campaign = services.db.run(rows.campaign_settings_op(campaign_id))
+    threshold = float(campaign["review_threshold"])
+    existing = services.db.run(rows.campaign_entities_op(campaign_id, exclude_session=session_id))
+    entries = SessionStore(services.db).get_entries(session_id)
+    llm = services.llm
+    embedder = MemoizingEmbedder(services.embedder)
+    if llm is not None:
+        result = extraction.extract_knowledge_llm(
+            entries,
+            existing,
+            llm,
+            campaign_id=campaign_id,
+            session_id=session_id,
+            review_threshold=threshold,
+            embedder=embedder,
+        )
+    else:
+        result = extraction.extract_knowledge(
+            entries,
+            existing,
+            campaign_id=campaign_id,
+            session_id=session_id,
+            review_threshold=threshold,
+            embedder=embedder,
+        )
+    facts = [
+        replace(f, provenance="extracted", session_id=session_id, dm_confirmed=False)
+        for f in result.relationships
+    ]
+    written = services.db.run(
+        _write_knowledge_op(campaign_id, session_id, list(result.entities), facts)
+    )
+    from glyphoxa_pipelines.pipeline.text_products import refresh_chunk_entities
+
+    written["chunks_retagged"] = refresh_chunk_entities(services, campaign_id, session_id)
+    resolved = Counter(r.method for r in result.resolutions if r.existing)
+    top = sorted(result.mention_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:15]
+    out = StepOutcome("extracted_knowledge")
+    out.metadata = {
+        "method": result.method,
+        "extractor_version": result.extractor_version,
+        "review_threshold": threshold,
+        "entities_new": len(result.entities),
+        "entities_resolved_to_existing": sum(resolved.values()),
+        "resolution_methods": dict(resolved),
+        "facts": len(facts),
+        "facts_canon": sum(1 for f in facts if f.status == "canon"),
+        "facts_pending_review": sum(1 for f in facts if f.status == "pending"),
+        "facts_inferred": sum(1 for f in facts if f.assertion == "inferred"),
+        "top_entities": dict(top),
+        **written,
+    }
+    dangling = services.db.run(rows.dangling_facts_op(campaign_id, session_id))
+    out.checks.append(
+        CheckOutcome(
+            "facts_reference_existing_entities",
+            int(dangling["dangling"]) == 0,
+            f"{dangling['dangling']} of {dangling['facts']} facts reference a missing entity",
+            metadata={"dangling": int(dangling["dangling"])},
+        )
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------- 6. summary
+
+
+def episode_entity_id(session_id: str) -> str:
+    from glyphoxa_pipelines.memory.rows import slugify
+
+    return "episode-" + slugify(session_id)
+
+
+def _write_summary_op(
+    summary: Any, episode: Entity, links: list[Relationship], session_id: str
+) -> Op:
+    from glyphoxa_pipelines.memory import SummaryStore
+
+    saved = yield from SummaryStore.save.op(SummaryStore(None), summary)
+    yield from rows.upsert_session_entity_op(episode, session_id)
+    removed = yield from rows.clear_episode_op(episode.campaign_id, episode.id)
+    linked = 0
+    for link in links:
+        new_id = yield from rows.insert_fact_op(link)
+        linked += int(new_id is not None)
+    return {"links_removed": removed, "participants_linked": linked, "saved": saved}
+
+
+def session_summary(services: PipelineServices, session_id: str) -> StepOutcome:
+    """What happened (decisions, reveals, promises, outcomes), stored, plus an episode entity
+    linked to the entities that took part."""
+    from glyphoxa_pipelines.pipeline import text_products
+
+    info = _session(services, session_id)
+    campaign_id = info["campaign_id"]
+    summary, details = text_products.summarize_session(services, campaign_id, session_id)
+    episode = Entity(
+        campaign_id=campaign_id,
+        id=episode_entity_id(session_id),
+        type="episode",
+        name=info["title"] or f"Session {session_id}",
+        attributes={
+            "session_id": session_id,
+            "started_at": info["started_at"].isoformat() if info["started_at"] else None,
+            "summary": summary.summary[:1000],
+        },
+        provenance="extracted",
+        session_id=session_id,
+        extractor_version=summary.method,
+    )
+    participants = text_products.participants(services, session_id)
+    links = [
+        Relationship(
+            campaign_id=campaign_id,
+            source_id=entity_id,
+            target_id=episode.id,
+            rel_type="appears_in",
+            attributes={"mentions": count},
+            confidence=1.0,
+            assertion="stated",
+            provenance="extracted",
+            status="canon",
+            session_id=session_id,
+            observed_at=info["started_at"],
+            valid_from=info["started_at"],
+            evidence=f"mentioned in {count} chunks",
+            extractor_version=summary.method,
+        )
+        for entity_id, count in participants
+    ]
+    written = services.db.run(_write_summary_op(summary, episode, links, session_id))
+    out = StepOutcome("session_summary")
+    out.metadata = {
+        "method": summary.method,
+        "summary_words": len(summary.summary.split()),
+        "key_points": len(summary.key_points),
+        "episode_entity": episode.id,
+        "participants_linked": written["participants_linked"],
+        "preview": summary.summary[:300],
+        **details,
+    }
+    out.checks.append(
+        CheckOutcome(
+            "summary_not_empty",
+            bool(summary.summary.strip()),
+            f"{len(summary.summary.split())} words",
+        )
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------- 7. recap
+
+
+def session_recap(services: PipelineServices, session_id: str) -> StepOutcome:
+    """A dramatic "Previously on..." for the start of the next session, saved as the recap."""
+    from glyphoxa_pipelines.memory import RecapStore
+    from glyphoxa_pipelines.pipeline import text_products
+
+    info = _session(services, session_id)
+    recap, details = text_products.recap_session(services, info["campaign_id"], session_id)
+    RecapStore(services.db).save(recap)
+    out = StepOutcome("session_recap")
+    out.metadata = {
+        "method": recap.method,
+        "recap_words": len(recap.text.split()),
+        "audio_path": recap.audio_path,
+        "preview": recap.text[:300],
+        **details,
+    }
+    out.checks.append(
+        CheckOutcome("recap_not_empty", bool(recap.text.strip()), f"{len(recap.text)} chars")
+    )
+    return out
+
+
+SESSION_STEPS: dict[str, Callable[..., StepOutcome]] = {
+    "raw_transcript": raw_transcript,
+    "corrected_transcript": corrected_transcript,
+    "transcript_chunks": transcript_chunks,
+    "chunk_embeddings": chunk_embeddings,
+    "extracted_knowledge": extracted_knowledge,
+    "session_summary": session_summary,
+    "session_recap": session_recap,
+}
+SESSION_ASSETS: tuple[str, ...] = tuple(SESSION_STEPS)

@@ -1,0 +1,131 @@
+"""Glue between the stored session and the pure text transforms (summaries, recaps, mentions).
+
+Why here: the transforms in `processing/` take chunks, vectors and names; this module fetches
+those from PostgreSQL for one session and picks the LLM or the offline method, so the step
+functions stay short and the transforms stay free of SQL.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from glyphoxa_pipelines.memory import CampaignStore, SemanticIndex, SummaryStore
+from glyphoxa_pipelines.memory import pipeline_rows as rows
+from glyphoxa_pipelines.memory.models import Chunk, Recap, SessionSummary
+from glyphoxa_pipelines.pipeline.services import PipelineServices
+
+MIN_PARTICIPANT_CHUNKS = 2
+MAX_PARTICIPANTS = 40
+
+
+def _array(value: Any) -> Any:
+    """pgvector returns `Vector` objects for the untyped column."""
+    return value.to_numpy() if hasattr(value, "to_numpy") else value
+
+
+def _chunks_and_vectors(
+    services: PipelineServices, campaign_id: str, session_id: str
+) -> tuple[list[Chunk], np.ndarray | None]:
+    chunks = SemanticIndex(services.db).get_chunks(session_id)
+    model = CampaignStore(services.db).require(campaign_id).active_embedding_model
+    vectors = services.db.run(rows.chunk_vectors_op(session_id, model))
+    if chunks and all(c.id in vectors for c in chunks):
+        return chunks, np.vstack(
+            [np.asarray(_array(vectors[c.id]), dtype=np.float32) for c in chunks]
+        )
+    return chunks, None
+
+
+def dm_names(services: PipelineServices, session_id: str) -> list[str]:
+    speakers = services.db.run(rows.session_speakers_op(session_id))
+    return [s["speaker_name"] for s in speakers if s["speaker_role"] == "dm"]
+
+
+def summarize_session(
+    services: PipelineServices, campaign_id: str, session_id: str
+) -> tuple[SessionSummary, dict[str, Any]]:
+    """LLM summary when configured (falling back when its answer is unusable), else the
+    extractive one over the chunk embeddings already stored."""
+    from glyphoxa_pipelines.processing import summaries
+
+    chunks, vectors = _chunks_and_vectors(services, campaign_id, session_id)
+    if not chunks:
+        return SessionSummary(session_id, campaign_id, "", [], method="empty"), {"chunks": 0}
+    details: dict[str, Any] = {"chunks": len(chunks), "used_stored_embeddings": vectors is not None}
+    llm = services.llm
+    if llm is not None:
+        summary = summaries.summarize_session_llm(
+            chunks, llm, campaign_id=campaign_id, session_id=session_id
+        )
+        if summary is not None and summary.summary.strip():
+            return summary, details
+        details["llm_fallback"] = True
+    summary = summaries.summarize_session(
+        chunks,
+        vectors,
+        embedder=services.embedder,
+        campaign_id=campaign_id,
+        session_id=session_id,
+        dm_names=dm_names(services, session_id),
+    )
+    return summary, details
+
+
+def participants(services: PipelineServices, session_id: str) -> list[tuple[str, int]]:
+    """Entities (not episodes) mentioned in at least two of the session's chunks, by the
+    current graph's names: (entity id, chunks mentioning it), most mentioned first."""
+    from glyphoxa_pipelines.processing.mentions import MentionFinder
+
+    info = services.db.run(rows.session_info_op(session_id))
+    entities = [
+        e
+        for e in services.db.run(rows.campaign_entities_op(info["campaign_id"]))
+        if e.type != rows.EPISODE_TYPE
+    ]
+    finder = MentionFinder.from_entities(entities)
+    counts: Counter[str] = Counter()
+    for chunk in SemanticIndex(services.db).get_chunks(session_id):
+        counts.update(finder.entity_ids(chunk.text))
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [(eid, n) for eid, n in ranked if n >= MIN_PARTICIPANT_CHUNKS][:MAX_PARTICIPANTS]
+
+
+def refresh_chunk_entities(services: PipelineServices, campaign_id: str, session_id: str) -> int:
+    """Re-tag the session's chunks with the entities the graph now knows (extraction may have
+    added names the chunker did not know yet). Returns chunks changed."""
+    from glyphoxa_pipelines.processing.mentions import MentionFinder
+
+    entities = [
+        e
+        for e in services.db.run(rows.campaign_entities_op(campaign_id))
+        if e.type != rows.EPISODE_TYPE
+    ]
+    finder = MentionFinder.from_entities(entities)
+    updates = [
+        (c.id, finder.entity_ids(c.text)) for c in SemanticIndex(services.db).get_chunks(session_id)
+    ]
+    return services.db.run(rows.set_chunk_entities_op(updates))
+
+
+def recap_session(
+    services: PipelineServices, campaign_id: str, session_id: str
+) -> tuple[Recap, dict[str, Any]]:
+    """ "Previously on..." from this session's summary and its strongest facts."""
+    from glyphoxa_pipelines.processing import recaps
+
+    summary = SummaryStore(services.db).get(session_id)
+    if summary is None:
+        raise ValueError(f"session {session_id!r} has no summary yet: run session_summary first")
+    facts = services.db.run(rows.session_fact_sentences_op(session_id))
+    campaign = CampaignStore(services.db).require(campaign_id)
+    details: dict[str, Any] = {"facts_used": len(facts)}
+    llm = services.llm
+    if llm is not None:
+        recap = recaps.recap_llm(summary, llm, facts=facts, campaign_name=campaign.name)
+        if recap is not None:
+            return recap, details
+        details["llm_fallback"] = True
+    return recaps.recap_from_summary(summary, facts=facts, campaign_name=campaign.name), details
