@@ -145,7 +145,15 @@ MECHANICS = frozenset(
         "booming blade;green-flame blade;hail of thorns;ensnaring strike;cordon of arrows;"
         "colossus slayer;favored enemy;natural explorer;primeval awareness;channel divinity;"
         "turn undead;critical role;geek and sundry;dungeons and dragons;dungeon master;"
-        "game master;new york;los angeles"
+        "game master;new york;los angeles;player's handbook;monster manual;"
+        "dungeon master's guide;stoneskin;blur;daylight;dominate person;dominate monster;"
+        "dominate;featherfall;firebolt;grasping vine;telekinesis;evasion;sharpshooter;"
+        "great weapon master;anti-life shell;mirror image;spider climb;pass without trace;"
+        "find familiar;mage armor;magic weapon;blink;fly;gaseous form;greater invisibility;"
+        "dimension door;banishment;wall of stone;wall of fire;cone of cold;hunter's marked;"
+        "sneak;mockery;silence;darkness;levitate;enlarge;reduce;knock;augury;aid;"
+        "lesser restoration;greater restoration;revivify;raise dead;resurrection;sending;"
+        "scrying;teleport;wish;cloudkill;conjure animals;call lightning;thunderous smite"
     )
 )
 _STOP_CONNECT = frozenset({"of", "the", "de", "von", "van", "du", "da", "la", "le"})
@@ -153,6 +161,8 @@ _DETERMINERS = frozenset({"the", "a", "an", "this", "that", "our", "your", "his"
 
 _TOKEN = re.compile(r"[A-Za-z0-9À-ÿ]+(?:['’\-][A-Za-z0-9À-ÿ]+)*|[^\sA-Za-z0-9À-ÿ]")
 _CAP = re.compile(r"^[A-ZÀ-Ý][\w'’\-]*$")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_CAMEL_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|Du|La|Le|Van|Von)(?=[A-Z])")
 _NEGATION = re.compile(r"\b(?:not|never|n't|no longer|didn't|doesn't|isn't|wasn't|won't)\b", re.I)
 
 
@@ -248,6 +258,7 @@ class EntityResolver:
         self.entities: dict[str, Entity] = {}
         self._by_key: dict[str, set[str]] = defaultdict(set)
         self._by_part: dict[str, set[str]] = defaultdict(set)
+        self._by_surname: dict[str, set[str]] = defaultdict(set)
         self._keys: list[str] = []
         self._key_ids: list[str] = []
         self.embedder = embedder
@@ -269,9 +280,10 @@ class EntityResolver:
                     self._keys.append(key)
                     self._key_ids.append(entity.id)
         if entity.type in ("npc", "player", "creature"):
-            for part in name_tokens(split_descriptor(entity.name)[2]):
-                if len(part) >= 3 and part not in _STOP_CONNECT:
-                    self._by_part[part].add(entity.id)
+            parts = [p for p in name_tokens(split_descriptor(entity.name)[2]) if len(p) >= 3]
+            if len(parts) > 1:
+                self._by_part[parts[0]].add(entity.id)  # "Nostoc" for Nostoc Greyspine
+                self._by_surname[parts[-1]].add(entity.id)  # "Lord Greyspine" only
         self._emb_cache = None
 
     def add_alias(self, entity_id: str, alias: str) -> None:
@@ -303,12 +315,15 @@ class EntityResolver:
         ):
             return Resolution(surface, found, "core", 0.97, True)
         parts = core_key.split()
-        if (
-            len(parts) == 1
-            and len(parts[0]) >= 3
-            and (found := self._unique(self._by_part.get(parts[0]), type_hint))
-        ):
-            return Resolution(surface, found, "name_part", 0.9, True)
+        if len(parts) == 1 and len(parts[0]) >= 3:
+            # a given name alone, or a surname with a title ("Lord Greyspine"); a bare surname
+            # is too often a family, a house or a place ("Keyleth Kraghammer" vs Kraghammer)
+            titled = bool(split_descriptor(surface)[1])
+            found = self._unique(self._by_part.get(parts[0]), type_hint)
+            if found is None and titled:
+                found = self._unique(self._by_surname.get(parts[0]), type_hint)
+            if found:
+                return Resolution(surface, found, "name_part", 0.9, True)
         if core_key and len(core_key) >= 4 and (hit := self._phonetic(core_key, type_hint)):
             return Resolution(surface, hit[0], "phonetic", hit[1], True)
         if self.embedder is not None and core and (hit := self._embedding(core)):
@@ -404,6 +419,8 @@ class _Candidate:
     first: Entry | None = None
     explicit: bool = False  # introduced by a naming pattern ("named X", "Lord X")
     locative: int = 0  # mentions after "in", "into", "near", ...
+    mechanic: int = 0  # mentions after "cast", before "spell", ...: game rules, not the world
+    by_dm: int = 0  # mentions in the DM's turns: in-world names are almost always voiced there
     speech: int = 0  # mentions followed by "says", "nods", ...
 
 
@@ -414,10 +431,13 @@ class _WordStats:
         self.cap_mid: Counter[str] = Counter()
         self.cap_start: Counter[str] = Counter()
         self.lower: Counter[str] = Counter()
+        self.upper: Counter[str] = Counter()
         for s in sentences:
             tokens = [t for t in _TOKEN.findall(s.text) if t[0].isalnum()]
             for i, tok in enumerate(tokens):
                 low = normalize_name(tok)
+                if tok.isupper() and len(tok) > 1:
+                    self.upper[low] += 1
                 if tok[0].isupper():
                     (self.cap_start if i == 0 else self.cap_mid)[low] += 1
                 else:
@@ -429,6 +449,11 @@ class _WordStats:
         low = normalize_name(token)
         if low in NOT_NAMES or not token[0].isupper() or low.isdigit() or len(low) < 2:
             return False
+        mixed = self.cap_mid[low] + self.cap_start[low] - self.upper[low]
+        if token.isupper() and mixed <= 0:
+            return False  # only ever shouted or an acronym: TPK, RPG, SFX
+        if _CAMEL.search(_CAMEL_PREFIX.sub("", token)):
+            return False  # chat handles and brands: CheeseBug, AllWorkNoPlay
         base = re.sub(r"['’]s$", "", low)
         if token.isupper() and len(token) > 1 and base in {"matt", "dm"}:
             return False
@@ -489,6 +514,16 @@ _APPOSITIVE_AFTER = re.compile(
 _LOCATIVE_BEFORE = re.compile(
     r"\b(?:in|into|inside|within|near|towards?|through|across|outside|reach(?:ed)?|entered|"
     r"arrive[sd]? (?:at|in)|travel(?:led|ed)? to|welcome to|city of|town of)\s+(?:the\s+)?$",
+    re.I,
+)
+_MECHANIC_BEFORE = re.compile(
+    r"\b(?:cast|casts|casting|use|uses|using|learn|learned|prepare|prepared)\s+"
+    r"(?:(?:a|an|my|the|his|her|your)\s+)?$",
+    re.I,
+)
+_MECHANIC_AFTER = re.compile(
+    r"^(?:['’]s)?\s+(?:spell|cantrip|ability|feat|check|save|saving|throw|attack|damage|"
+    r"slot|roll|bonus|modifier|action)s?\b",
     re.I,
 )
 _SPEECH_AFTER = re.compile(
@@ -799,6 +834,7 @@ def extract_knowledge(
 
     sentences = _sentences(entries)
     stats = _WordStats(sentences)
+    has_dm = any(e.speaker_role == "dm" for e in entries)
     spans = _scan_spans(sentences, stats)
 
     # 1. gather candidate names with type evidence from their contexts
@@ -807,6 +843,8 @@ def extract_knowledge(
 
     def candidate(core: str) -> _Candidate:
         k = _key(core)
+        if core.isupper():  # "THUNDERBRAND" shouted: keep the written form seen elsewhere
+            core = core.title()
         if k not in candidates:
             candidates[k] = _Candidate(name=core)
         return candidates[k]
@@ -860,6 +898,10 @@ def extract_knowledge(
                 c.descriptions[desc] += 1
         if _LOCATIVE_BEFORE.search(before):
             c.locative += 1
+        if _MECHANIC_BEFORE.search(before) or _MECHANIC_AFTER.match(after):
+            c.mechanic += 1
+        if s.entry.speaker_role == "dm":
+            c.by_dm += 1
         if _SPEECH_AFTER.match(after):
             c.speech += 1
         span_keys.append((si, start, end, surface, _key(core)))
@@ -880,11 +922,19 @@ def extract_knowledge(
             if len(longer) == 1 and resolver.resolve(c.name) is None:
                 merged_into[k] = longer[0]
                 continue
-        if len(words) == 1 and len(parts_index.get(k, ())) == 1:
-            target = next(iter(parts_index[k]))
+        parents = sorted(parts_index.get(k, ()), key=lambda o: -candidates[o].mentions)
+        if len(words) == 1 and parents:
+            target = parents[0]
+            rest = sum(candidates[o].mentions for o in parents[1:])
+            lead = candidates[target].mentions
+            if len(parents) > 1 and (lead < 2 or lead <= 2 * rest):
+                continue  # ambiguous: "Greyspine" of Nostoc or of Gradim?
             own, theirs = _choose_type(c), _choose_type(candidates[target])
             if own and own != "npc" and theirs != own:
                 continue  # "Kraghammer" the city is not part of the joke "Tiberius Kraghammer"
+            titled = any(split_descriptor(f)[1] for f in candidates[target].forms)
+            if target.split()[0] != k and not titled:
+                continue  # a given name stands for the person; a surname only if titled
             if resolver.resolve(c.name) is None:  # a known entity keeps its own identity
                 merged_into[k] = target
     for k, target in merged_into.items():
@@ -893,6 +943,8 @@ def extract_knowledge(
         dst.mentions += src.mentions
         dst.type_votes.update(src.type_votes)
         dst.locative += src.locative
+        dst.mechanic += src.mechanic
+        dst.by_dm += src.by_dm
         dst.speech += src.speech
         dst.descriptions.update(src.descriptions)
         dst.explicit = dst.explicit or src.explicit
@@ -934,6 +986,13 @@ def extract_knowledge(
             continue
         if c.mentions < min_mentions and not c.explicit:
             continue
+        if c.mechanic and c.mechanic >= 0.3 * c.mentions:
+            continue  # "I cast Stoneskin", "my Sneak Attack damage"
+        if len(k.split()) == 1 and any(k in nouns for nouns, _ in NOUN_TYPES):
+            continue  # "Council", "Brotherhood": a capitalized common noun, not a name
+        strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
+        if has_dm and not c.by_dm and not c.explicit and not strong:
+            continue  # never voiced by the DM, no cue: table talk (films, streamers, jokes)
         if kind is None:
             if c.mentions < max(3, min_mentions) or _common_word(k):
                 continue  # "Role", "News": capitalized words with no sign of being names
