@@ -19,7 +19,6 @@ import json
 import os
 import random
 import re
-import statistics
 import sys
 import time
 from collections import Counter

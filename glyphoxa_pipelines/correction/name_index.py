@@ -105,7 +105,7 @@ def english_stems(word: str) -> tuple[tuple[str, float], ...]:
     """(form, Zipf) of a word and of its plausible stems ("minecarts" → "minecart")."""
     stems = [(word, word_zipf(word))]
     for suffix, repl in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             stem = word[: -len(suffix)] + repl
             stems.append((stem, word_zipf(stem)))
     return tuple(stems)
@@ -125,6 +125,33 @@ def is_compound(word: str, common_zipf: float = 3.0) -> bool:
     return False
 
 
+# English spellings of the same sounds, folded to one: ASR respells names this way.
+_SPELLING_RULES = tuple(
+    (re.compile(pattern), repl)
+    for pattern, repl in (
+        (r"ph", "f"),
+        (r"x", "ks"),
+        (r"ck", "k"),
+        (r"c(?=[eiy])", "s"),
+        (r"c", "k"),
+        (r"qu?", "kw"),
+        (r"z", "s"),
+        (r"(?<=.)y", "i"),
+        (r"(?<=[aeiou])h(?![aeiou])", ""),
+        (r"([^aeiou])\1+", r"\1"),
+    )
+)
+
+
+@lru_cache(maxsize=_CACHE_LIMIT)
+def spelling_key(normalized: str) -> str:
+    """A normalized word with English spelling variants folded ("vacks", "vaks", "vax" all
+    become "vaks"; "Kaileth" and "Kayleth" meet): compared besides the spelling itself."""
+    for pattern, repl in _SPELLING_RULES:
+        normalized = pattern.sub(repl, normalized)
+    return normalized
+
+
 @dataclass(frozen=True, slots=True)
 class NameForm:
     """One spelling to write (a canonical name or an alias) with its precomputed keys."""
@@ -138,6 +165,7 @@ class NameForm:
     word_codes: tuple[tuple[str, ...], ...]
     common: bool  # every word is an ordinary English word ("Iron Hearth", "Pike")
     ascii: bool
+    key: str  # spelling_key(joined)
 
     @property
     def n_words(self) -> int:
@@ -202,6 +230,7 @@ class NameIndex:
                         word_codes=tuple(phonetic_codes(w) for w in words),
                         common=all(word_zipf(w) >= common_zipf for w in surface.split()),
                         ascii=joined.isascii(),
+                        key=spelling_key(joined),
                     )
                 )
         self.forms: tuple[NameForm, ...] = tuple(forms)

@@ -33,6 +33,7 @@ from glyphoxa_pipelines.correction.name_index import (
     is_compound,
     normalize,
     phonetic_codes,
+    spelling_key,
     unify_apostrophes,
     word_zipf,
 )
@@ -272,7 +273,10 @@ def _joined_score(
     length, name_length = len(win.joined), len(form.joined)
     ratio = length / name_length
     if ratio < cfg.min_length_ratio or ratio > cfg.max_length_ratio:
-        return None
+        # compare the lengths of the spellings folded to sounds: "vacks" is "vaks", not 5/3
+        ratio = len(spelling_key(win.joined)) / len(form.key)
+        if ratio < cfg.min_length_ratio or ratio > cfg.max_length_ratio:
+            return None
     split = n > form.n_words
     if split and max(win.zipfs) >= cfg.function_zipf:
         return None  # "sound as the duergar": function words are their own words
@@ -307,6 +311,9 @@ def _joined_score(
             return None
         need = cfg.fuzzy_threshold
     score = _jw(win.joined, form.joined)
+    if matched and not english_words:
+        # "vacks" for "Vax": the same sounds spelled another English way count half
+        score = (score + _jw(spelling_key(win.joined), form.key)) / 2
     if score < need:
         return None
     if n > 1:
@@ -336,6 +343,8 @@ def _normalized_hit(
         return None  # "Mur-ghol", "NPC's": punctuation the speaker chose is not an STT error
     if win.titled and len(win.norms) > 1 and " " not in surface:
         return None  # "Feather Fall" for "Featherfall": written as a name already, in two words
+    if text[:1].isupper() and text.lower() == surface.lower():
+        return None  # "Tal'dorei" for "Tal'Dorei": already written as a name
     if len(win.norms) == 1:
         if win.zipfs[0] >= cfg.common_zipf:
             return None  # "pike" may be the fish: ordinary words are left alone

@@ -156,7 +156,7 @@ def test_aliases_report_their_entity() -> None:
 
 def test_two_entities_equally_close_change_nothing() -> None:
     index = NameIndex(["Tarlin", "Tarlen"])
-    assert fixed("I met tarlyn today", index) == "I met tarlyn today"
+    assert fixed("I met tarlan today", index) == "I met tarlan today"
     assert fixed("I met tarlen today", index) == "I met Tarlen today"
 
 
