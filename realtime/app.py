@@ -101,3 +101,17 @@ def create_app(
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
     return app
+
+
+def app_from_env() -> FastAPI:
+    """App factory for `uvicorn --factory` (several workers): settings from the environment."""
+    import os
+
+    from glyphoxa_pipelines.config import Settings
+    from glyphoxa_pipelines.db import resolve_url
+
+    settings = Settings.from_env()
+    service = MemoryService(resolve_url(settings), settings=settings)
+    host = os.environ.get("GLYPHOXA_BIND_HOST", "127.0.0.1")
+    return create_app(service, token=settings.api_token, host=host,
+                      mount_mcp=os.environ.get("GLYPHOXA_MCP_HTTP", "1") != "0")

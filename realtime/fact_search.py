@@ -22,7 +22,6 @@ from glyphoxa_pipelines.memory.knowledge_graph import (
 from glyphoxa_pipelines.memory.models import Entity, KnownFact
 from glyphoxa_pipelines.memory.rows import from_row
 from glyphoxa_pipelines.memory.semantic_index import or_tsquery
-from glyphoxa_pipelines.memory.session_log import ENTRY_COLUMNS
 
 # The empty string is no entity id, so as a viewer it sees public facts only.
 PUBLIC_VIEWER = ""
@@ -142,39 +141,90 @@ def search_events_op(
     return [(from_row(Entity, r), r["session_started_at"]) for r in rows]
 
 
-def hot_rows_op(
-    session_id: str, *, window_s: float, limit: int
-) -> Op:
-    """Session row, the scene's entities, and the recent transcript: the non-NPC half of a hot
-    context. Three statements, one transaction."""
-    session = yield fetch_one(
-        "SELECT id, campaign_id, title, status, started_at, scene FROM sessions WHERE id = %s",
-        (session_id,),
-    )
-    if session is None:
-        return None, [], []
-    scene = session["scene"] or {}
-    ids = [scene.get("location")] if isinstance(scene.get("location"), str) else []
-    ids += [p for p in scene.get("present", []) or [] if isinstance(p, str)]
-    ids += [q for q in scene.get("quests", []) or [] if isinstance(q, str)]
-    scene_entities: list[dict[str, Any]] = []
-    if ids:
-        scene_entities = yield fetch_all(
-            """SELECT id, type, name, attributes FROM entities
-               WHERE campaign_id = %s AND id = ANY(%s)""",
-            (session["campaign_id"], ids),
-        )
-    recent = yield fetch_all(
-        f"""SELECT * FROM (
-               SELECT {ENTRY_COLUMNS} FROM session_entries
-               WHERE session_id = %(s)s AND spoken_at >=
-                     (SELECT max(spoken_at) FROM session_entries WHERE session_id = %(s)s)
-                     - make_interval(secs => %(secs)s)
-               ORDER BY spoken_at DESC, id DESC LIMIT %(limit)s) recent
-           ORDER BY spoken_at, id""",
-        {"s": session_id, "secs": window_s, "limit": limit},
-    )
-    return session, scene_entities, recent
+_SESSION_SCENE_ENTITIES = """
+SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'type', e.type, 'name', e.name)
+                          ORDER BY e.id), '[]'::jsonb)
+FROM entities e
+WHERE e.campaign_id = s.campaign_id AND e.id IN (
+    SELECT s.scene ->> 'location'
+    UNION ALL SELECT jsonb_array_elements_text(
+        CASE WHEN jsonb_typeof(s.scene -> 'present') = 'array'
+             THEN s.scene -> 'present' ELSE '[]'::jsonb END)
+    UNION ALL SELECT q #>> '{}' FROM jsonb_array_elements(
+        CASE WHEN jsonb_typeof(s.scene -> 'quests') = 'array'
+             THEN s.scene -> 'quests' ELSE '[]'::jsonb END) q
+    WHERE jsonb_typeof(q) = 'string')
+"""
+
+# Only the columns the prompt uses.
+_RECENT_ROWS = """
+SELECT id, speaker_id, speaker_name, speaker_role, text, spoken_at
+FROM session_entries WHERE session_id = s.id
+ORDER BY spoken_at DESC, id DESC LIMIT %(recent_limit)s
+"""
+
+_NPC_ROW = """
+SELECT e.id, e.type, e.name, e.aliases, e.attributes, to_jsonb(p) AS profile
+FROM entities e
+LEFT JOIN npc_profiles p ON p.campaign_id = e.campaign_id AND p.entity_id = e.id
+WHERE e.campaign_id = s.campaign_id AND e.id = %(n)s
+"""
+
+# The facts an NPC is party to or listed in `known_by`: by construction all visible to it (the
+# knowledge graph's visibility rule admits exactly these plus public facts). No optional
+# parameters, so the cached generic plan uses the three indexes.
+_NPC_FACT_ROWS = """
+SELECT r.id, r.source_id, r.target_id, r.rel_type, r.confidence, r.visibility, r.session_id,
+       r.observed_at,
+       (SELECT name FROM entities e WHERE e.campaign_id = r.campaign_id AND e.id = r.source_id)
+           AS source_name,
+       (SELECT name FROM entities e WHERE e.campaign_id = r.campaign_id AND e.id = r.target_id)
+           AS target_name,
+       row_number() OVER (ORDER BY (r.source_id = %(n)s) DESC, r.confidence DESC, r.rel_type,
+                          r.id) AS ord
+FROM relationships r
+WHERE r.id IN (
+        SELECT id FROM relationships
+        WHERE campaign_id = s.campaign_id AND source_id = %(n)s AND invalidated_at IS NULL
+        UNION ALL
+        SELECT id FROM relationships
+        WHERE campaign_id = s.campaign_id AND target_id = %(n)s AND invalidated_at IS NULL
+        UNION ALL
+        SELECT id FROM relationships
+        WHERE campaign_id = s.campaign_id AND known_by @> ARRAY[%(n)s]::text[]
+          AND invalidated_at IS NULL)
+  AND r.status = 'canon'
+ORDER BY (r.source_id = %(n)s) DESC, r.confidence DESC, r.rel_type, r.id
+LIMIT %(limit)s
+"""
+
+_HOT = f"""
+SELECT s.campaign_id, s.scene,
+    ({_SESSION_SCENE_ENTITIES}) AS scene_entities,
+    (SELECT coalesce(jsonb_agg(to_jsonb(y) - 'latest' ORDER BY y.spoken_at, y.id), '[]'::jsonb)
+     FROM (SELECT x.*, max(x.spoken_at) OVER () AS latest
+           FROM ({_RECENT_ROWS}) x) y
+     WHERE y.spoken_at >= y.latest - make_interval(secs => %(window)s)) AS recent,
+    (SELECT to_jsonb(n) FROM ({_NPC_ROW}) n) AS npc,
+    (SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY f.ord), '[]'::jsonb)
+     FROM ({_NPC_FACT_ROWS}) f) AS facts
+FROM sessions s WHERE s.id = %(s)s
+"""
+
+
+def hot_row_statement(
+    session_id: str, npc_id: str, *, recent_limit: int, fact_limit: int, window_s: float
+) -> tuple[str, dict[str, Any]]:
+    """Everything a hot context reads as ONE statement (one round trip, one snapshot): the
+    session and its scene's entities, the last utterances within the window, the NPC with its
+    profile, and its facts."""
+    return _HOT, {
+        "s": session_id,
+        "n": npc_id,
+        "recent_limit": recent_limit,
+        "limit": fact_limit,
+        "window": window_s,
+    }
 
 
 def entity_context_op(campaign_id: str, entity_id: str, npc: str, *, fact_limit: int = 8) -> Op:

@@ -13,8 +13,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glyphoxa_pipelines.memory.models import Entry, IdentitySnapshot, KnownFact
-
 
 def estimate_tokens(text: str) -> int:
     """~4 characters per token (GPT-style BPE on English prose): cheap, no tokenizer needed on
@@ -53,61 +51,59 @@ class HotContext:
         return asdict(self)
 
 
-def fact_dict(fact: KnownFact) -> dict[str, Any]:
-    rel = fact.relationship
+def fact_dict(row: dict[str, Any], npc_id: str) -> dict[str, Any]:
+    """A fact row (see fact_search._NPC_FACTS) as the context shows it."""
+    rel = row["rel_type"].replace("_", " ")
+    secret = row["visibility"] == "secret"
+    text = f"{row['source_name']} {rel} {row['target_name']}"
     return {
-        "id": rel.id,
-        "text": fact.sentence(),
-        "source": fact.source_name,
-        "relation": rel.rel_type,
-        "target": fact.target_name,
-        "confidence": rel.confidence,
-        "secret": fact.secret,
-        "session_id": rel.session_id,
-        "observed_at": _iso(rel.observed_at),
+        "id": row["id"],
+        "text": f"{text} (SECRET: do not reveal)" if secret else text,
+        "source": row["source_name"],
+        "relation": row["rel_type"],
+        "target": row["target_name"],
+        "confidence": row["confidence"],
+        "secret": secret,
+        "session_id": row["session_id"],
+        "observed_at": _iso(row["observed_at"]),
     }
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
+def _iso(value: datetime | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return value.isoformat()
 
 
-def entry_dict(entry: Entry | dict[str, Any]) -> dict[str, Any]:
-    if isinstance(entry, dict):
-        return {
-            "speaker": entry.get("speaker_name") or entry.get("speaker_id") or "Unknown",
-            "role": entry.get("speaker_role", "player"),
-            "text": entry["text"],
-            "spoken_at": _iso(entry.get("spoken_at")) if not isinstance(
-                entry.get("spoken_at"), str
-            ) else entry.get("spoken_at"),
-            "entry_id": entry.get("id"),
-        }
+def entry_dict(row: dict[str, Any]) -> dict[str, Any]:
+    when = row.get("spoken_at")
     return {
-        "speaker": entry.speaker_name or entry.speaker_id or "Unknown",
-        "role": entry.speaker_role,
-        "text": entry.text,
-        "spoken_at": _iso(entry.spoken_at),
-        "entry_id": entry.id,
+        "speaker": row.get("speaker_name") or row.get("speaker_id") or "Unknown",
+        "role": row.get("speaker_role", "player"),
+        "text": row["text"],
+        "spoken_at": _iso(when),
+        "entry_id": row.get("id"),
     }
 
 
-def identity_dict(snapshot: IdentitySnapshot) -> dict[str, Any]:
-    e, p = snapshot.entity, snapshot.profile
+def identity_dict(npc: dict[str, Any]) -> dict[str, Any]:
+    """The NPC row (+ its profile as jsonb) as the context shows it."""
+    attrs = npc.get("attributes") or {}
     out: dict[str, Any] = {
-        "id": e.id,
-        "name": e.name,
-        "type": e.type,
-        "aliases": list(e.aliases),
-        "description": str(e.attributes.get("description", "")),
+        "id": npc["id"],
+        "name": npc["name"],
+        "type": npc["type"],
+        "aliases": list(npc.get("aliases") or []),
+        "description": str(attrs.get("description", "")),
     }
-    if p is not None:
+    p = npc.get("profile")
+    if p:
         out.update(
-            personality=p.personality,
-            speaking_style=p.speaking_style,
-            emotional_state=p.emotional_state,
-            behavior_rules=list(p.behavior_rules),
-            secret_knowledge=list(p.secret_knowledge),
+            personality=p.get("personality", ""),
+            speaking_style=p.get("speaking_style", ""),
+            emotional_state=p.get("emotional_state", ""),
+            behavior_rules=list(p.get("behavior_rules") or []),
+            secret_knowledge=list(p.get("secret_knowledge") or []),
         )
     return out
 
@@ -190,6 +186,11 @@ def fit_budget(ctx: HotContext, budget: int) -> HotContext:
     """
     ctx.token_budget = budget
     trimmed = {"memories": 0, "recent": 0, "facts": 0, "quests": 0}
+    ctx.prompt = render(ctx)
+    if estimate_tokens(ctx.prompt) <= budget:  # the common case: one render
+        ctx.token_estimate = estimate_tokens(ctx.prompt)
+        ctx.trimmed = {}
+        return ctx
 
     def over() -> bool:
         return estimate_tokens(render(ctx)) > budget
@@ -224,26 +225,26 @@ def assemble(
     *,
     campaign_id: str,
     session_id: str,
-    npc_id: str,
-    snapshot: IdentitySnapshot,
+    npc: dict[str, Any],
+    facts: list[dict[str, Any]],
     scene: dict[str, Any],
     scene_entities: list[dict[str, Any]],
-    recent: list[Entry] | list[dict[str, Any]],
+    recent: list[dict[str, Any]],
     memories: list[Memory],
     budget: int,
-    max_facts: int = 30,
     max_memories: int = 6,
     assembled_at: str = "",
 ) -> HotContext:
     """Structured context + prompt block. Facts keep the store's order (own facts first, then
-    by confidence); memories are ordered by score, then kind and text, for determinism."""
+    by confidence); recent lines are oldest first; memories are ordered by score, then kind
+    and text, for determinism."""
     mems = sorted(memories, key=lambda m: (-m.score, m.kind, m.text))[:max_memories]
     ctx = HotContext(
         campaign_id=campaign_id,
         session_id=session_id,
-        npc_id=npc_id,
-        identity=identity_dict(snapshot),
-        facts=[fact_dict(f) for f in snapshot.facts[:max_facts]],
+        npc_id=npc["id"],
+        identity=identity_dict(npc),
+        facts=[fact_dict(f, npc["id"]) for f in facts],
         scene=scene_dict(scene, scene_entities),
         recent=[entry_dict(e) for e in recent],
         memories=[asdict(m) for m in mems],

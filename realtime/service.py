@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 
 from glyphoxa_pipelines.config import Settings
 from glyphoxa_pipelines.correction import CORRECTOR_VERSION, NameIndex, correct
@@ -43,7 +44,7 @@ from glyphoxa_pipelines.memory import (
     SessionStore,
     SummaryStore,
 )
-from glyphoxa_pipelines.memory.models import ChunkHit, Entry
+from glyphoxa_pipelines.memory.models import ChunkHit
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 from realtime import fact_search as fs
 from realtime import tools as tl
@@ -258,6 +259,23 @@ class MemoryService:
             return await asyncio.wait_for(self.db.run(op), self.db_timeout_s)
         except (DatabaseUnavailableError, TimeoutError, psycopg.InterfaceError,
                 psycopg.OperationalError) as exc:
+            self._mark_degraded(exc)
+            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+
+    async def fetch_row(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """One statement, one round trip, no explicit transaction (a single statement is its
+        own snapshot): the hot path's read."""
+        if self.degraded:
+            raise DatabaseUnavailableError(DEGRADED)
+
+        async def go() -> dict[str, Any] | None:
+            async with self.db.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(query, params)
+                return await cur.fetchone()
+
+        try:
+            return await asyncio.wait_for(go(), self.db_timeout_s)
+        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
             self._mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
 
@@ -585,15 +603,6 @@ class MemoryService:
                                else timeout_s)
 
     # -- hot context ----------------------------------------------------------------------
-    def _hot_op(self, session_id: str, npc_id: str, fact_limit: int) -> Op:
-        session, scene_entities, recent = yield from fs.hot_rows_op(
-            session_id, window_s=self.recent_window_s, limit=self.recent_limit
-        )
-        if session is None:
-            raise NotFoundError(f"unknown session {session_id!r}")
-        snapshot = yield from self.graph._identity_op(session["campaign_id"], npc_id, fact_limit)
-        return session, scene_entities, recent, snapshot
-
     async def hot_context(
         self,
         session_id: str,
@@ -605,26 +614,36 @@ class MemoryService:
         """Identity + scene + recent transcript + pre-fetched memories, in one transaction.
         While degraded: the last good context, with the utterances written since."""
         budget = budget or self.token_budget
-        await self.wait_prefetch(session_id)
+        if self._inflight.get(session_id):
+            await self.wait_prefetch(session_id)
         key = (session_id, npc_id)
+        query, params = fs.hot_row_statement(
+            session_id, npc_id, recent_limit=self.recent_limit, fact_limit=fact_limit,
+            window_s=self.recent_window_s,
+        )
         try:
-            session, scene_entities, recent, snapshot = await self.run(
-                self._hot_op(session_id, npc_id, fact_limit)
-            )
+            row = await self.fetch_row(query, params)
         except DatabaseUnavailableError:
             return self._degraded_context(key, budget)
-        self._session_campaign[session_id] = session["campaign_id"]
+        if row is None:
+            raise NotFoundError(f"unknown session {session_id!r}")
+        campaign_id = row["campaign_id"]
+        npc, facts, recent = row["npc"], row["facts"], row["recent"]
+        if npc is None:
+            raise NotFoundError(f"unknown NPC {npc_id!r} in campaign {campaign_id!r}")
+        self._session_campaign[session_id] = campaign_id
+        session = row
         memories = [
             m for item in self.prefetch.get(session_id, fs.viewer(npc_id)) for m in item.memories
         ]
         ctx = assemble(
-            campaign_id=session["campaign_id"],
+            campaign_id=campaign_id,
             session_id=session_id,
-            npc_id=npc_id,
-            snapshot=snapshot,
+            npc=npc,
+            facts=facts,
             scene=session["scene"] or {},
-            scene_entities=scene_entities,
-            recent=[Entry(**r) for r in recent],
+            scene_entities=session["scene_entities"],
+            recent=recent,
             memories=_dedupe(memories),
             budget=budget,
             assembled_at=_now().isoformat(),

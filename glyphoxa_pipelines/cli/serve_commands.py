@@ -6,7 +6,12 @@ and nothing on this path imports Dagster.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
+
+if TYPE_CHECKING:
+    from realtime.service import MemoryService
 
 
 def register(app: typer.Typer) -> None:
@@ -14,7 +19,7 @@ def register(app: typer.Typer) -> None:
     app.command("mcp")(mcp)
 
 
-def _service(spool_name: str = "realtime") -> object:
+def _service() -> MemoryService:
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import resolve_url
     from realtime.service import MemoryService
@@ -28,6 +33,8 @@ def serve(
     port: int = typer.Option(8080, help="Port to listen on."),
     mcp_http: bool = typer.Option(True, help="Mount MCP (streamable HTTP) at /mcp."),
     log_level: str = typer.Option("info", help="uvicorn log level."),
+    workers: int = typer.Option(1, min=1, help="Worker processes (pre-fetch results are "
+                                "per process: keep 1 unless sessions are routed sticky)."),
 ) -> None:
     """Run the realtime memory API. Beyond loopback GLYPHOXA_API_TOKEN is required."""
     import uvicorn
@@ -42,6 +49,14 @@ def serve(
     except AuthConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if workers > 1:
+        import os
+
+        os.environ["GLYPHOXA_BIND_HOST"] = host
+        os.environ["GLYPHOXA_MCP_HTTP"] = "1" if mcp_http else "0"
+        uvicorn.run("realtime.app:app_from_env", factory=True, host=host, port=port,
+                    workers=workers, log_level=log_level, access_log=False)
+        return
     app = create_app(_service(), token=settings.api_token, mount_mcp=mcp_http, host=host)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
 
@@ -65,5 +80,4 @@ def mcp(
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout is the protocol
     chosen = tl.Tier(tier.upper()) if tier else None
-    service = _service()
-    asyncio.run(run_stdio(service, ToolScope(campaign, session, npc), chosen))  # type: ignore[arg-type]
+    asyncio.run(run_stdio(_service(), ToolScope(campaign, session, npc), chosen))

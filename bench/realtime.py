@@ -1,0 +1,331 @@
+"""Realtime service benchmark on the store bench's scale dataset (bench/scale_dataset.py).
+
+    python bench/realtime.py --quick     # 6 sessions x 1,000 entries, 6k chunks (about a minute)
+    python bench/realtime.py             # 50 x 3,000 entries, 50k chunks, 2k entities (minutes)
+
+p50 / p95 of: hot context assembly in-process and over HTTP on loopback (a separate uvicorn
+process), each memory tool (search_sessions including its query embedding: the query cache is
+cleared before every call), entry ingestion with inline correction, pre-fetch on a partial
+(detection + scheduling; the background fetch is reported too); throughput of hot context with
+32 concurrent HTTP clients. Prints the figures and a last line of one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import scale_dataset  # noqa: E402
+
+from glyphoxa_pipelines.config import Settings  # noqa: E402
+from glyphoxa_pipelines.db import Database, embedded, resolve_url  # noqa: E402
+from glyphoxa_pipelines.memory import (  # noqa: E402
+    NewEntry,
+    SessionStore,
+    SessionSummary,
+    SummaryStore,
+)
+
+TARGETS_P95_MS = {
+    "hot_context_inprocess": 5.0,
+    "hot_context_http": 10.0,
+    "memory.search_sessions": 30.0,
+    "memory.query_entities": 3.0,
+    "memory.get_session_summary": 3.0,
+    "ingest_entry": 3.0,
+    "prefetch_partial": 1.0,
+}
+TARGET_THROUGHPUT = 300.0
+_CUES = ("do you remember", "last time", "what happened when", "previously")
+
+
+def stats(samples: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(statistics.median(samples), 3),
+        "p95_ms": round(float(np.percentile(samples, 95)), 3),
+        "n": len(samples),
+    }
+
+
+async def measure_async(fn: Callable[[int], Awaitable[object]], n: int, warm: int = 10) -> dict:
+    for i in range(warm):
+        await fn(-1 - i)
+    samples = []
+    for i in range(n):
+        t = time.perf_counter()
+        await fn(i)
+        samples.append((time.perf_counter() - t) * 1000)
+    return stats(samples)
+
+
+def prepare_live(db: Database, ds: scale_dataset.Dataset) -> tuple[str, list[str]]:
+    """A live session with a scene and summaries of the past sessions."""
+    log, summaries = SessionStore(db), SummaryStore(db)
+    cid = ds.campaign_id
+    start = scale_dataset.T0 + timedelta(days=7 * len(ds.session_ids))
+    live = log.start_session(cid, f"{cid}-live", started_at=start).id
+    npcs = ds.npc_ids[:8]
+    quests = [e for e in ds.entity_ids if e.endswith(("4",))][:3]
+    log.set_scene(live, {"location": ds.entity_ids[1], "present": npcs[:4], "quests": quests})
+    for k, sid in enumerate(ds.session_ids):
+        summaries.save(SessionSummary(sid, cid, f"Session {k}: the party fought and talked.",
+                                      ["fight", "talk"], "bench"))
+    now = start
+    log.write_entries(live, [
+        NewEntry(idempotency_key=f"warm-{i}", text=f"Warm-up line {i} about Name{i:05d}.",
+                 speaker_name=f"Player{i % 5}", spoken_at=now + timedelta(seconds=3 * i))
+        for i in range(40)
+    ])
+    return live, npcs
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(url: str, home: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "GLYPHOXA_DATABASE_URL": url, "GLYPHOXA_HOME": str(home / "http"),
+           "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-c", "from glyphoxa_pipelines.cli import main; main()", "serve",
+           "--port", str(port), "--log-level", "warning", "--workers", str(workers)]
+    return subprocess.Popen(cmd, env=env, cwd=ROOT)
+
+
+async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, clients: int,
+                     seconds: float, workers: int) -> dict:
+    import httpx
+
+    port = free_port()
+    proc = start_server(url, home, port, workers)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+            for _ in range(300):
+                try:
+                    if (await client.get("/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.1)
+            else:
+                raise RuntimeError("the HTTP server did not come up")
+
+        def ctx_url(i: int) -> str:
+            return f"/v1/sessions/{live}/npcs/{npcs[i % len(npcs)]}/context"
+
+        # Sequential latency from a plain keep-alive client (no event-loop sharing).
+        samples = []
+        with httpx.Client(base_url=base, timeout=10) as sync:
+            for i in range(20):
+                sync.get(ctx_url(i)).raise_for_status()
+            for i in range(n):
+                t = time.perf_counter()
+                sync.get(ctx_url(i)).raise_for_status()
+                samples.append((time.perf_counter() - t) * 1000)
+        seq = stats(samples)
+
+        # Throughput: `clients` concurrent clients for `seconds`.
+        done = 0
+        errors = 0
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(base_url=base, timeout=10, limits=limits) as client:
+            stop = time.perf_counter() + seconds
+
+            async def worker(w: int) -> None:
+                nonlocal done, errors
+                i = w
+                while time.perf_counter() < stop:
+                    r = await client.get(ctx_url(i))
+                    if r.status_code == 200:
+                        done += 1
+                    else:
+                        errors += 1
+                    i += clients
+
+            t = time.perf_counter()
+            await asyncio.gather(*(worker(w) for w in range(clients)))
+            elapsed = time.perf_counter() - t
+        return {"sequential": seq, "throughput_per_s": round(done / elapsed, 1),
+                "errors": errors, "clients": clients, "workers": workers}
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Dataset, live: str,
+                          npcs: list[str], n: int) -> dict:
+    from realtime.schemas import EntryIn
+    from realtime.service import MemoryService, ToolScope
+
+    svc = MemoryService(url, settings=settings, spool_dir=settings.home / "spool-bench")
+    await svc.open(warm_embedder=False)
+    await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
+    cid = ds.campaign_id
+    names = [f"Name{i:05d}" for i in range(min(300, len(ds.entity_ids)))]
+    rng = np.random.default_rng(11)
+    words = scale_dataset._WORDS
+    out: dict[str, dict] = {}
+    try:
+        await svc.names(cid)
+
+        # ingestion: one utterance per call, with a name to correct (lower-cased, misspelt)
+        async def ingest(i: int) -> None:
+            name = names[i % len(names)]
+            text = (f"I think {name.lower()} went to the {words[i % len(words)]} "
+                    f"with the {words[(i * 7) % len(words)]}")
+            await svc.write_entries(live, [EntryIn(idempotency_key=f"ing-{i}-{time.time_ns()}",
+                                                   text=text, speaker_name="Player1")])
+        out["ingest_entry"] = await measure_async(ingest, n)
+        await asyncio.sleep(0.5)
+
+        # pre-fetch on a partial: correction + detection + scheduling (fetch runs behind)
+        async def partial(i: int) -> None:
+            name = names[(i * 13) % len(names)]
+            cue = _CUES[i % len(_CUES)] if i % 3 == 0 else ""
+            text = (f"hey {name} {cue} the {words[i % len(words)]} and the "
+                    f"{words[(i * 5) % len(words)]}")
+            await svc.partial(live, text, npcs[i % len(npcs)])
+
+        samples = []
+        for i in range(-10, n):
+            svc.prefetch.clear(live)
+            t = time.perf_counter()
+            await partial(i)
+            if i >= 0:
+                samples.append((time.perf_counter() - t) * 1000)
+            await svc.wait_prefetch(live, 5.0)  # keep background fetches out of the next call
+        out["prefetch_partial"] = stats(samples)
+        fetch_ms = [item.elapsed_ms for bucket in svc.prefetch._items.values()
+                    for item in bucket.values() if item.elapsed_ms]
+        svc.prefetch.clear(live)
+
+        async def hot(i: int) -> None:
+            await svc.hot_context(live, npcs[i % len(npcs)])
+        out["hot_context_inprocess"] = await measure_async(hot, n)
+
+        scope = ToolScope(cid, live, npcs[0])
+        queries = [" ".join(rng.choice(words, size=int(rng.integers(3, 7)))) for _ in range(n + 20)]
+
+        async def search_sessions(i: int) -> None:
+            svc.embedder._cache.clear()  # honest: every call embeds its query
+            await svc.call_tool("memory.search_sessions", {"query": queries[i]}, scope)
+
+        async def query_entities(i: int) -> None:
+            await svc.call_tool("memory.query_entities", {"name": names[i % len(names)]}, scope)
+
+        async def summary(i: int) -> None:
+            which = "last" if i % 2 else ds.session_ids[i % len(ds.session_ids)]
+            await svc.call_tool("memory.get_session_summary", {"session": which}, scope)
+
+        async def facts(i: int) -> None:
+            args = {"entity": names[i % len(names)]} if i % 2 else {"query": queries[i]}
+            await svc.call_tool("memory.search_facts", args, scope)
+
+        async def graph(i: int) -> None:
+            svc.embedder._cache.clear()
+            await svc.call_tool("memory.search_graph",
+                                {"query": queries[i], "entity": names[i % 50]}, scope)
+
+        for name, fn in (("memory.search_sessions", search_sessions),
+                         ("memory.query_entities", query_entities),
+                         ("memory.get_session_summary", summary),
+                         ("memory.search_facts", facts),
+                         ("memory.search_graph", graph)):
+            out[name] = await measure_async(fn, n)
+        embed = []
+        for i in range(n):
+            t = time.perf_counter()
+            svc.embedder.embedder.embed([queries[i] + " x"])
+            embed.append((time.perf_counter() - t) * 1000)
+        out["query_embedding_only"] = stats(embed)
+        out["prefetch_background_fetch"] = stats(fetch_ms) if fetch_ms else {}
+    finally:
+        await svc.close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smaller dataset (about a minute)")
+    ap.add_argument("--calls", type=int, default=300, help="calls per measured operation")
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--seconds", type=float, default=5.0, help="throughput run length")
+    ap.add_argument("--workers", type=int, default=1, help="uvicorn workers for the HTTP part")
+    ap.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
+    ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="unused: the dataset is generated (accepted for a uniform CLI)")
+    args = ap.parse_args()
+    scale = scale_dataset.QUICK if args.quick else scale_dataset.FULL
+    home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-bench-rt-"))).resolve()
+    home.chmod(0o755)
+    settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"))
+    url = resolve_url(settings)
+    try:
+        print(f"building dataset: {scale}", flush=True)
+        t = time.perf_counter()
+        with Database(url, max_size=4) as db:
+            ds = scale_dataset.build(db, scale, campaign_id="bench-realtime")
+            live, npcs = prepare_live(db, ds)
+        print(f"  built in {time.perf_counter() - t:.1f} s", flush=True)
+        results = asyncio.run(inprocess_bench(url, settings, ds, live, npcs, args.calls))
+        http = None
+        if not args.no_http:
+            http = asyncio.run(http_bench(url, home, live, npcs, args.calls, args.clients,
+                                          args.seconds, args.workers))
+            results["hot_context_http"] = http["sequential"]
+    finally:
+        if args.home is None and not settings.database_url:
+            embedded.stop(settings.pgdata)
+    print(f"\n{'operation':32} {'p50 ms':>9} {'p95 ms':>9} {'target p95':>11}")
+    for name, s in results.items():
+        if not s:
+            continue
+        target = TARGETS_P95_MS.get(name)
+        flag = "" if target is None else ("ok" if s["p95_ms"] <= target else "MISSED")
+        print(f"{name:32} {s['p50_ms']:9.3f} {s['p95_ms']:9.3f} "
+              f"{'' if target is None else target:>11} {flag}")
+    if http:
+        ok = "ok" if http["throughput_per_s"] >= TARGET_THROUGHPUT else "MISSED"
+        print(f"hot context throughput, {http['clients']} clients, {http['workers']} worker(s): "
+              f"{http['throughput_per_s']}/s (target >= {TARGET_THROUGHPUT:.0f}) {ok}; "
+              f"errors {http['errors']}")
+    summary = {
+        "bench": "realtime",
+        "scale": scale.__dict__,
+        "cpus": os.cpu_count(),
+        **{k: v for k, v in results.items() if v},
+        "throughput_per_s": http["throughput_per_s"] if http else None,
+        "throughput_clients": args.clients,
+        "http_workers": args.workers,
+        "targets_p95_ms": TARGETS_P95_MS,
+        "targets_met": {
+            k: results[k]["p95_ms"] <= v for k, v in TARGETS_P95_MS.items() if k in results
+        },
+    }
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
