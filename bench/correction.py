@@ -492,8 +492,11 @@ def main(argv: list[str] | None = None) -> int:
         for ex in quality["missed_examples"][: args.examples]:
             print("  missed ", ex[:200])
         summary[f"names_{label}"] = {
-            k: v for k, v in quality.items() if not k.endswith("examples")
-        } | {"latency": lat, "index_build_ms": round(build_ms, 1)}
+            "known_names": len(names) + len(padding),
+            **{k: v for k, v in quality.items() if not k.endswith("examples")},
+            "latency": lat,
+            "index_build_ms": round(build_ms, 1),
+        }
     big = summary["names_2000"]
     summary["targets_met"] = {
         "precision": big["precision"] >= TARGETS["precision"],

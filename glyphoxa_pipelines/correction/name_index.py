@@ -184,10 +184,10 @@ def _entity_names(entity: EntitySpec) -> tuple[str, list[str]]:
     if isinstance(entity, str):
         return entity, []
     if isinstance(entity, tuple | list) and entity and isinstance(entity[0], str):
-        aliases = entity[1] if len(entity) > 1 else []
-        if isinstance(aliases, str):
-            aliases = [aliases]
-        return entity[0], [a for a in aliases if isinstance(a, str)]
+        rest = list(entity[1:])
+        if len(rest) == 1 and not isinstance(rest[0], str):
+            rest = list(rest[0] or [])  # (canonical, [aliases])
+        return entity[0], [a for a in rest if isinstance(a, str)]  # or (canonical, *aliases)
     name = getattr(entity, "name", None)
     if isinstance(name, str):
         return name, [a for a in (getattr(entity, "aliases", None) or []) if isinstance(a, str)]

@@ -42,6 +42,7 @@ TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
 _SENTENCE_END = re.compile(r"[.!?\n\r:;\"“”(\[]")
 _CAMEL = re.compile(r"[a-z][A-Z]")
+_NAME_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|La|Le|Van|Von)(?=[A-Z])")
 _CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
 _POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
 _MARKS = "'’ʼ-"
@@ -74,7 +75,8 @@ def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
     zipf = word_zipf(word)
     plain = (
         not any(ch.isdigit() for ch in word)
-        and _CAMEL.search(word) is None
+        # camelCase runs are handles and hashtags ("FindGrog"), but "McGregor" is a name
+        and _CAMEL.search(_NAME_PREFIX.sub("", word)) is None
         and _CONTRACTION.search(word) is None
     )
     if len(word) > 2 and word.endswith(_POSSESSIVE):
@@ -310,18 +312,23 @@ def _joined_score(
         if Indel.normalized_similarity(win.joined, form.joined) < 0.8:
             return None
         need = cfg.fuzzy_threshold
-    score = _jw(win.joined, form.joined)
-    if matched and not english_words:
+    blend = bool(matched) and not english_words
+
+    def similarity(joined: str) -> float:
+        plain = _jw(joined, form.joined)
+        if not blend:
+            return plain
         # "vacks" for "Vax": the same sounds spelled another English way count half
-        score = (score + _jw(spelling_key(win.joined), form.key)) / 2
+        return (plain + _jw(spelling_key(joined), form.key)) / 2
+
+    score = similarity(win.joined)
     if score < need:
         return None
-    if n > 1:
-        # Every word must earn its place: dropping an edge word must make the match worse.
-        if _jw("".join(win.norms[1:]), form.joined) >= score:
-            return None
-        if _jw("".join(win.norms[:-1]), form.joined) >= score:
-            return None
+    # Every word must earn its place: dropping an edge word must make the match worse.
+    if n > 1 and (
+        similarity("".join(win.norms[1:])) >= score or similarity("".join(win.norms[:-1])) >= score
+    ):
+        return None
     if form.n_words > 1:
         score = max(score, _jw(" ".join(win.norms), form.spaced))
     return score, ("phonetic" if matched else "fuzzy")

@@ -51,7 +51,7 @@ def correct(
     index = build_index(entities, common_zipf=cfg.common_zipf)
     stage1, settled = find_corrections(text, index, cfg)
     corrections = list(stage1)
-    if llm is not None and stage1 is not None:
+    if llm is not None:
         stage1_text = apply_corrections(text, stage1)
         corrections += llm_corrections(
             text, stage1_text, stage1, settled, index, word_confidences, llm, cfg

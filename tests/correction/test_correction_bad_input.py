@@ -111,3 +111,22 @@ def test_keyword_list_and_entity_lines() -> None:
     ]
     assert keyword_list(pairs) == ["Vex'ahlia", "Vex", "Lady Vex", "Eldrinax"]
     assert keyword_list([]) == []
+
+
+def test_entity_specs_index_pickles_and_names_with_camel_prefixes() -> None:
+    import pickle
+
+    index = NameIndex(
+        [("Vex'ahlia", "Vex", "Lady Vex"), ["Ironhold", ["Iron Hold Keep"]], "McKraggen"]
+    )
+    assert index.keywords == (
+        "Vex'ahlia",
+        "Vex",
+        "Lady Vex",
+        "Ironhold",
+        "Iron Hold Keep",
+        "McKraggen",
+    )
+    clone = pickle.loads(pickle.dumps(index))
+    assert correct("ask mckragen", clone).text == "ask McKraggen"
+    assert correct("ask McKragen", clone).text == "ask McKraggen"
