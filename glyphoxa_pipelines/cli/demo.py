@@ -115,14 +115,18 @@ def _show_memory(db, settings, cid: str, session_ids: list[str], npc: str, quest
     lines += [f"knows: {f.sentence()}" for f in snap.facts]
     console.print(Panel("\n".join(lines), title=f"L3 identity snapshot of {snap.entity.name}"))
 
-    last = session_ids[-1]
-    recent = log.get_recent(last, timedelta(minutes=5))
+    first = session_ids[0]
+    recent = log.get_recent(first, timedelta(minutes=5))
     text = "\n".join(
         f"[dim]{e.spoken_at:%H:%M:%S}[/] [bold]{e.speaker_name}[/]: {e.text}"
         + (f"  [yellow](heard: {e.raw_text})[/]" if e.raw_text != e.text else "")
         for e in recent
     )
-    console.print(Panel(text or "(empty)", title=f"L1 recent transcript, last 5 min of {last}"))
+    console.print(
+        Panel(
+            text or "(empty)", title=f"L1 recent transcript, last 5 min of {first} (raw STT kept)"
+        )
+    )
 
     hits = log.search(cid, "crown shard", limit=3)
     console.print(
@@ -137,7 +141,7 @@ def _show_memory(db, settings, cid: str, session_ids: list[str], npc: str, quest
     near = index.search(cid, query, 3)
     console.print(
         Panel(
-            "\n\n".join(f"[{h.score:.3f}] {h.chunk.text[:300]}" for h in near) or "(none)",
+            "\n\n".join(f"[{h.score:.3f}] {h.chunk.text[:400]}" for h in near) or "(none)",
             title=f"L2 nearest chunks (cosine, {embedder.model_id}): {question!r}",
         )
     )
@@ -155,7 +159,7 @@ def _show_memory(db, settings, cid: str, session_ids: list[str], npc: str, quest
     facts: list[str] = []
     for ent in extracted:
         for rel in graph.get_relationships(cid, ent.id, include_pending=True):
-            if rel.provenance == "extracted":
+            if rel.provenance == "extracted" and rel.rel_type != "appears_in":
                 target = graph.get_entity(cid, rel.target_id)
                 status = "" if rel.status == "canon" else f" [yellow]({rel.status})[/]"
                 facts.append(
