@@ -403,7 +403,9 @@ def _evaluate(
                 result = _joined_score(win, form, cfg, codes)
                 if result is not None:
                     consider(form, *result)
-    if n > 1 and n in index.multi_sizes:
+    # Word-by-word against names of as many words; two ordinary words ("black power" for
+    # "Black Powder") are too weak a sign of a name.
+    if n in index.multi_sizes and not (win.all_common and n < 3):
         keys = [(n, "w:" + win.norms[0]), (n, "w:" + win.norms[-1])]
         if not win.all_common:
             for word in (win.norms[0], win.norms[-1]):

@@ -94,6 +94,13 @@ def test_neighbouring_words_stay_outside_the_name(index: NameIndex) -> None:
     assert (c.original, c.start, c.end) == ("elder nacks", 10, 21)
 
 
+def test_two_ordinary_words_are_not_bent_into_a_name() -> None:
+    index = NameIndex(["Black Powder", "Iron Hearth"])
+    for text in ["the black power movement", "an iron heart", "Black powder smoke"]:
+        assert fixed(text, index) == text
+    assert fixed("the black pouder keg", index) == "the Black Powder keg"
+
+
 def test_multi_word_entity_needs_the_whole_name(index: NameIndex) -> None:
     assert fixed("allura said so", index) == "allura said so"
     assert fixed("the whispers of the tower", index) == "the whispers of the tower"
