@@ -1,0 +1,75 @@
+"""Two embedding models side by side: a new model is backfilled beside the old one, queries keep
+using the old one until every chunk has the new one, then the campaign switches atomically."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from glyphoxa_pipelines.memory import CampaignStore, SemanticIndex
+from glyphoxa_pipelines.pipeline.runner import run_session_chain
+from glyphoxa_pipelines.pipeline.services import PipelineServices
+from glyphoxa_pipelines.pipeline.staleness import stale_sessions
+
+
+class HashEmbedder:
+    """A tiny deterministic second model with another dimension (bag of hashed words)."""
+
+    model_id = "test-hash-16"
+    dimension = 16
+    max_tokens = 256
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                out[i, hashlib.blake2b(word.encode(), digest_size=1).digest()[0] % 16] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1
+        return out / norms
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+
+def test_second_model_is_backfilled_beside_the_first_then_switched(
+    db: Any, facts_session: tuple[str, str], pipeline_services: PipelineServices
+) -> None:
+    campaign_id, session_id = facts_session
+    run_session_chain(
+        pipeline_services,
+        session_id,
+        assets=["corrected_transcript", "transcript_chunks", "chunk_embeddings"],
+    )
+    index = SemanticIndex(db)
+    chunks = index.get_chunks(session_id)
+    hashed = PipelineServices(
+        db,
+        replace(pipeline_services.settings, embedding_model=HashEmbedder.model_id),
+        embedder_factory=HashEmbedder,
+    )
+    stale = stale_sessions(hashed, campaign_id)
+    assert [s.stale_assets for s in stale if s.session_id == session_id][0][:1] == [
+        "chunk_embeddings"
+    ]
+    assert CampaignStore(db).require(campaign_id).active_embedding_model == "all-MiniLM-L6-v2"
+
+    outcome = run_session_chain(hashed, session_id, assets=["chunk_embeddings"])["chunk_embeddings"]
+    assert outcome.metadata["embedded"] == len(chunks)
+    assert outcome.metadata["switched_active_model"] is True
+    assert all(c.passed for c in outcome.checks)
+    assert CampaignStore(db).require(campaign_id).active_embedding_model == HashEmbedder.model_id
+    # both models' vectors are stored for every chunk
+    for model in ("all-MiniLM-L6-v2", HashEmbedder.model_id):
+        assert not index.chunks_missing_embeddings(model, session_id=session_id)
+    # queries now use the new model (16 dimensions) and the old one still answers when named
+    query = HashEmbedder().embed(["Where does Eldrinax live?"])[0]
+    assert index.search(campaign_id, query, 2)
+    minilm = pipeline_services.embedder.embed(["Where does Eldrinax live?"])[0]
+    assert index.search(campaign_id, minilm, 2, model="all-MiniLM-L6-v2")
+    assert not [
+        s for s in stale_sessions(hashed, campaign_id) if "chunk_embeddings" in s.stale_assets
+    ]
