@@ -341,7 +341,7 @@ def evaluate(
     alternatives = "|".join(map(re.escape, ordered))
     pattern = re.compile(r"(?<![\w'’\-#@])(?:" + alternatives + r")(?![\w'’\-])")
     right = wrong = fixed = errors = 0
-    clean_words = damaged = 0
+    clean_words = damaged = respelled = 0
     by_kind: Counter[str] = Counter()
     fixed_kind: Counter[str] = Counter()
     wrong_examples: list[str] = []
@@ -352,7 +352,10 @@ def evaluate(
         if not injected:
             clean_words += len(tokenize(line))
             for c in result.corrections:
-                damaged += max(1, len(tokenize(c.original)))
+                words = max(1, len(tokenize(c.original)))
+                damaged += words
+                if normalize(c.original) != normalize(c.replacement):
+                    respelled += words  # not only case, spacing or apostrophes
                 wrong += 1
                 wrong_examples.append(f"clean: {c.original!r} -> {c.replacement!r} | {line}")
             continue
@@ -383,6 +386,8 @@ def evaluate(
         "clean_words": clean_words,
         "damaged_words": damaged,
         "damage_per_10k": round(damaged / clean_words * 10_000, 3) if clean_words else 0.0,
+        "respelled_words": respelled,
+        "respelled_per_10k": round(respelled / clean_words * 10_000, 3) if clean_words else 0.0,
         "recall_by_kind": {k: round(fixed_kind[k] / n, 3) for k, n in sorted(by_kind.items())},
         "wrong_examples": wrong_examples,
         "missed_examples": missed_examples,
@@ -480,7 +485,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recall by kind: {quality['recall_by_kind']}")
         print(
             f"clean-text damage: {quality['damaged_words']} words in {quality['clean_words']} "
-            f"= {quality['damage_per_10k']} per 10,000"
+            f"= {quality['damage_per_10k']} per 10,000 (respelled, not just recased/joined: "
+            f"{quality['respelled_words']} = {quality['respelled_per_10k']} per 10,000)"
         )
         print(
             f"latency per 20-word utterance: p50 {lat['p50_ms']} ms, p95 {lat['p95_ms']} ms, "

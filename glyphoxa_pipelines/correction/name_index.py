@@ -17,8 +17,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from doublemetaphone import doublemetaphone
 from wordfreq import get_frequency_dict, zipf_frequency
+
+try:
+    from doublemetaphone import doublemetaphone
+except ImportError:  # pragma: no cover - the package is a declared dependency
+    import logging
+
+    import jellyfish
+
+    logging.getLogger(__name__).warning(
+        "doublemetaphone is not installed: falling back to single Metaphone (jellyfish)"
+    )
+
+    def doublemetaphone(text: str) -> tuple[str, str]:
+        code = jellyfish.metaphone(text)
+        return code, code
+
 
 # Characters dropped when comparing spellings: STT loses apostrophes, hyphens and spacing.
 _STRIP_CHARS = re.compile(r"[\s'’ʼ‘`´\-‐‑‒–—_.]+")
