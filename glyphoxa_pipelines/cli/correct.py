@@ -84,7 +84,11 @@ def correct_command(
     if campaign is not None:
         names += _campaign_entities(campaign)
     corrector = Corrector(NameIndex(names), llm=LLMCorrector.from_env() if llm else None)
-    run_filter(corrector, sys.stdin, sys.stdout, as_json=as_json)
+    try:
+        run_filter(corrector, sys.stdin, sys.stdout, as_json=as_json)
+    except BrokenPipeError:  # `glyphoxa correct ... | head`: the reader has had enough
+        sys.stderr.close()
+        raise typer.Exit(0) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,6 @@ and any failure — network, HTTP error, garbage, wrong shape — leaves the tex
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
@@ -250,42 +249,68 @@ def llm_corrections(
     if not isinstance(new_text, str) or declared is None or not declared:
         return []
     old_tokens = tokenize(stage1_text)
-    new_tokens = tokenize(new_text)
-    matcher = difflib.SequenceMatcher(
-        a=[t.text for t in old_tokens], b=[t.text for t in new_tokens], autojunk=False
-    )
+    new_spans = _token_spans(new_text, tokenize(new_text))
     flagged_raw = [(t.start, t.end) for t, f in zip(raw_tokens, flags, strict=True) if f]
     results: list[Correction] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op != "replace":
-            continue  # insertions and deletions are never declared name fixes: revert
-        s1, e1 = old_tokens[i1].start, old_tokens[i2 - 1].end
-        new_span = new_text[new_tokens[j1].start : new_tokens[j2 - 1].end]
-        if "\n" in new_span:
-            continue
-        old_key, new_key = normalize(stage1_text[s1:e1]), normalize(new_span)
-        if not any(old_key in o and new_key in r for o, r in declared):
-            continue  # undeclared change: revert
-        start, end = to_raw(s1), to_raw(e1)
-        if start is None or end is None or start >= end:
-            continue
-        if any(s < end and start < e for s, e in settled):
-            continue
-        if not any(s < end and start < e for s, e in flagged_raw):
-            continue  # outside the spans the model was allowed to touch
+    taken: list[tuple[int, int]] = []
+    # Only declared corrections are ever applied, each where its original stands in the
+    # stage-1 text; everything else the model rewrote is ignored, i.e. reverted.
+    for old_key, new_key in declared:
+        new_span = new_spans.get(new_key)
+        if new_span is None or "\n" in new_span:
+            continue  # declared but not what the model's own text says
         score = JaroWinkler.similarity(old_key, new_key)
         if score < cfg.phonetic_threshold:
             continue  # declared but implausible: not what was heard
-        forms = index.by_joined.get(new_key)
-        results.append(
-            Correction(
-                original=raw[start:end],
-                replacement=new_span,
-                start=start,
-                end=end,
-                score=round(score, 4),
-                method="llm",
-                entity=forms[0].canonical if forms else None,
+        for s1, e1 in _find_span(stage1_text, old_tokens, old_key):
+            start, end = to_raw(s1), to_raw(e1)
+            if start is None or end is None or start >= end:
+                continue
+            if any(s < end and start < e for s, e in [*settled, *taken]):
+                continue  # stage 1 settled it, or another declared fix took it
+            if not any(s < end and start < e for s, e in flagged_raw):
+                continue  # outside the spans the model was allowed to touch
+            if raw[start:end] == new_span:
+                continue
+            forms = index.by_joined.get(new_key)
+            taken.append((start, end))
+            results.append(
+                Correction(
+                    original=raw[start:end],
+                    replacement=new_span,
+                    start=start,
+                    end=end,
+                    score=round(score, 4),
+                    method="llm",
+                    entity=forms[0].canonical if forms else None,
+                )
             )
-        )
+    results.sort(key=lambda c: c.start)
     return results
+
+
+MAX_SPAN_WORDS = 6
+
+
+def _token_spans(text: str, tokens: list[Token]) -> dict[str, str]:
+    """Every run of up to MAX_SPAN_WORDS words of `text`, keyed by its normalized form."""
+    spans: dict[str, str] = {}
+    for i in range(len(tokens)):
+        for j in range(i, min(len(tokens), i + MAX_SPAN_WORDS)):
+            span = text[tokens[i].start : tokens[j].end]
+            spans.setdefault(normalize(span), span)
+    return spans
+
+
+def _find_span(text: str, tokens: list[Token], key: str) -> list[tuple[int, int]]:
+    """Character spans of word runs of `text` whose normalized form is `key`."""
+    found = []
+    for i in range(len(tokens)):
+        joined = ""
+        for j in range(i, min(len(tokens), i + MAX_SPAN_WORDS)):
+            joined += tokens[j].norm
+            if joined == key:
+                found.append((tokens[i].start, tokens[j].end))
+            if len(joined) >= len(key):
+                break
+    return found

@@ -53,7 +53,9 @@ def _answer(model: str, text: str) -> str:
         )
     if model == "hallucinator":
         wild = (
-            fixed.replace("we ", "We ", 1).replace("dragon", "wyrm").replace("tavern", "Eldrinax")
+            fixed.replace("about", "About", 1)
+            .replace("dragon", "wyrm")
+            .replace("tavern", "Eldrinax")
         )
         wild = wild.replace("Eldrinax asked", "Eldrinacks asked")
         wild += " And then they all died."
@@ -75,6 +77,9 @@ def _answer(model: str, text: str) -> str:
                 "corrections": [*declared, {"original": "dragon", "replacement": "Dragan"}],
             }
         )
+    if model == "liar":
+        # declares a fix its own text does not contain
+        return json.dumps({"text": text, "corrections": declared})
     if model == "garbage":
         return "I think the answer is Ysolde!!! {not: json,,"
     if model == "wrong-shape":
@@ -200,6 +205,11 @@ def test_hallucinating_model_is_contained(server: FakeServer) -> None:
 def test_declared_change_to_a_confident_word_is_rejected(server: FakeServer) -> None:
     result = correct(RAW, INDEX, CONFIDENCES, llm=server.corrector("highconf"))
     assert result.text == "Eldrinax asked Ysolde about the dragon in the tavern"
+
+
+def test_declared_fix_missing_from_the_models_text_is_ignored(server: FakeServer) -> None:
+    result = correct(RAW, INDEX, CONFIDENCES, llm=server.corrector("liar"))
+    assert result.text == "Eldrinax asked is old about the dragon in the tavern"
 
 
 def test_undeclared_changes_are_all_reverted(server: FakeServer) -> None:
