@@ -38,8 +38,6 @@ except ImportError:  # pragma: no cover - the package is a declared dependency
 # Characters dropped when comparing spellings: STT loses apostrophes, hyphens and spacing.
 _STRIP_CHARS = re.compile(r"[\s'’ʼ‘`´\-‐‑‒–—_.]+")
 _APOSTROPHES = str.maketrans({"’": "'", "ʼ": "'", "‘": "'", "`": "'", "´": "'"})
-# Functional words (Zipf >= this) do not count as content words of a name.
-FUNCTION_WORD_ZIPF = 6.0
 _CACHE_LIMIT = 200_000
 
 
@@ -179,7 +177,6 @@ class NameForm:
     codes: tuple[str, ...]
     word_codes: tuple[tuple[str, ...], ...]
     common: bool  # every word is an ordinary English word ("Iron Hearth", "Pike")
-    ascii: bool
     key: str  # spelling_key(joined)
 
     @property
@@ -244,7 +241,6 @@ class NameIndex:
                         codes=phonetic_codes(joined),
                         word_codes=tuple(phonetic_codes(w) for w in words),
                         common=all(word_zipf(w) >= common_zipf for w in surface.split()),
-                        ascii=joined.isascii(),
                         key=spelling_key(joined),
                     )
                 )
