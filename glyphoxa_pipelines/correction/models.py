@@ -62,12 +62,11 @@ class CorrectionConfig:
       single uncommon English words and windows made only of ordinary words).
     - `common_zipf`: words at or above this wordfreq Zipf value are ordinary English and are
       never replaced on their own.
-    - `rare_zipf`: words below it are rare enough to be treated as likely misheard names; words
-      between the two need a strong phonetic match and never get case-only fixes.
+    - `rare_zipf`: only windows holding a word below it may match on spelling alone (fuzzy).
     - `english_zipf`: a word (or its stem) at least this frequent is real English, however rare:
-      it needs a phonetic code match and a near-identical spelling to become a name.
-    - `split_threshold`: Jaro-Winkler needed (with a code match) when a name was heard as
-      several English words.
+      on its own it becomes a name only when capitalized mid-sentence, with a code match.
+    - `split_threshold`: Jaro-Winkler needed (with a code match) when several English words
+      become one name ("key leith" → "Keyleth").
     - `split_phonetic_threshold`: the lowest Jaro-Winkler accepted for a name heard as several
       words, whatever the code length ("elder nacks" → "Eldrinax" scores 0.85).
     - `fuzzy_min_length`: spelling-only matches (no code agreement) need words this long.
