@@ -119,19 +119,14 @@ def remove(
 @entity_app.command("keywords")
 def keywords(campaign: str = CampaignOpt) -> None:
     """The campaign's names and aliases, one per line: the STT keyword-boost list."""
+    from glyphoxa_pipelines.correction import keyword_list
     from glyphoxa_pipelines.db import open_database
     from glyphoxa_pipelines.memory import CampaignStore, KnowledgeGraph
 
     with user_errors(), open_database() as db:
         CampaignStore(db).require(campaign)
         ents = KnowledgeGraph(db).find_entities(campaign, limit=100_000)
-    seen: dict[str, None] = {}
-    for e in ents:
-        if e.type == "episode":
-            continue
-        for name in (e.name, *e.aliases):
-            seen.setdefault(name, None)
-    for name in seen:
+    for name in keyword_list([e for e in ents if e.type != "episode"]):
         print(name)
 
 
