@@ -267,7 +267,10 @@ def dev_command(
     cmd = [str(dagster), "dev", "-w", str(WORKSPACE_YAML), "-h", host, "-p", str(port)]
     console.print(f"Dagster UI on http://{host}:{port} (DAGSTER_HOME={env['DAGSTER_HOME']})")
     console.print("Ctrl-C stops the webserver, the daemon and the embedded database.")
-    child = subprocess.Popen(cmd, env=env, cwd=REPO_ROOT, start_new_session=True)
+    _interrupt_on_signals()
+    child = subprocess.Popen(
+        cmd, env=env, cwd=REPO_ROOT, start_new_session=True, preexec_fn=_default_signals
+    )
     code = 0
     try:
         code = child.wait()
@@ -279,6 +282,24 @@ def dev_command(
             embedded.stop(settings.pgdata)
             console.print("embedded PostgreSQL stopped")
     raise typer.Exit(code)
+
+
+def _interrupt_on_signals() -> None:
+    """Ctrl-C and SIGTERM both mean "stop everything", even when this process was started
+    with SIGINT ignored (as background jobs of a non-interactive shell are)."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def _default_signals() -> None:
+    """In the child: default SIGINT/SIGTERM, so `dagster dev` turns our SIGINT into its
+    orderly shutdown (an inherited "ignore" would make it deaf)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _stop_child(child: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:

@@ -41,12 +41,12 @@ def dagster_database_url(settings: Settings) -> str:
 
 
 def sqlalchemy_url(url: str) -> str:
-    """dagster-postgres hands the URL to SQLAlchemy (psycopg2); `postgres://` is not accepted
-    there, and libpq key=value DSNs must become URLs."""
-    if url.startswith("postgres://"):
-        return "postgresql://" + url[len("postgres://") :]
-    if url.startswith("postgresql"):
-        return url
+    """dagster-postgres hands the URL to SQLAlchemy and its SQL is written for psycopg2
+    (`NOTIFY channel, :param` fails under psycopg 3, SQLAlchemy 2.1's default driver), so the
+    driver is pinned; libpq key=value DSNs become URLs."""
+    for prefix in ("postgresql+psycopg2://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg2://" + url[len(prefix) :]
     import psycopg
 
     params = psycopg.conninfo.conninfo_to_dict(url)
@@ -66,7 +66,7 @@ def sqlalchemy_url(url: str) -> str:
     elif port:
         query["port"] = port
     tail = f"?{urlencode(query)}" if query else ""
-    return f"postgresql://{netloc}/{quote(str(dbname))}{tail}"
+    return f"postgresql+psycopg2://{netloc}/{quote(str(dbname))}{tail}"
 
 
 def prepare_dagster_home(settings: Settings, home: Path | None = None) -> dict[str, str]:

@@ -64,3 +64,13 @@ def test_repo_dagster_yaml_is_a_valid_postgres_instance_config(tmp_path, monkeyp
     config, _ = dagster_instance_config(str(tmp_path))
     assert config["storage"]["postgres"]["postgres_url"] == {"env": PG_URL_ENV}
     assert yaml.safe_load(DAGSTER_YAML.read_text())["concurrency"]["pools"]["default_limit"] >= 1
+
+
+def test_dagster_storage_url_pins_psycopg2_and_keeps_the_socket() -> None:
+    from glyphoxa_pipelines.pipeline.dagster_home import sqlalchemy_url
+
+    socket = "postgresql://postgres:@/dagster?host=/tmp/g/pgdata"
+    assert sqlalchemy_url(socket) == "postgresql+psycopg2://postgres:@/dagster?host=/tmp/g/pgdata"
+    assert sqlalchemy_url("postgres://u:p@db:5432/dagster").startswith("postgresql+psycopg2://u:p@db")
+    dsn = sqlalchemy_url("host=/tmp/s dbname=dagster user=postgres")
+    assert dsn.startswith("postgresql+psycopg2://postgres:@/dagster?") and "host=%2Ftmp%2Fs" in dsn
