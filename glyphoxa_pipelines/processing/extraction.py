@@ -238,6 +238,10 @@ def _key(text: str) -> str:
     return " ".join(name_tokens(text))
 
 
+def _drop_apostrophes(text: str) -> str:
+    return text.replace("'", "").replace("’", "")
+
+
 def _metaphone(text: str) -> str:
     import jellyfish
 
@@ -341,6 +345,7 @@ class EntityResolver:
             key,
             self._keys,
             scorer=JaroWinkler.normalized_similarity,
+            processor=_drop_apostrophes,
             score_cutoff=self.phonetic_threshold - 0.05,
             limit=5,
         )
@@ -351,7 +356,10 @@ class EntityResolver:
             cand_words = candidate.split()
             if len(cand_words) != len(words):
                 continue  # "Gradim Greyspine" is not "Nostoc Greyspine" with a typo
-            pairs = list(zip(words, cand_words, strict=True))
+            pairs = [
+                (a.replace("'", ""), b.replace("'", ""))
+                for a, b in zip(words, cand_words, strict=True)
+            ]  # "Tirex" vs "Ty'rex": apostrophes are spelling, not sound
             pair_scores = [JaroWinkler.normalized_similarity(a, b) for a, b in pairs]
             same_sound = all(_metaphone(a)[:4] == _metaphone(b)[:4] for a, b in pairs)
             worst = min(pair_scores)
@@ -619,7 +627,10 @@ _REL_PATTERNS: list[tuple[re.Pattern[str], str, bool]] = []  # (regex, rel_type,
 
 
 def _rel(pattern: str, rel_type: str, reverse: bool = False) -> None:
-    full = r"^\s*(?:" + pattern + r")(?:\s+(?:the|a|an|his|her|their|its|my|our))?\s*$"
+    full = (
+        r"^\s*(?:,?\s*(?:who|that|which)(?:\s+|(?=['’])))?(?:" + pattern + r")"
+        r"(?:\s+(?:the|a|an|his|her|their|its|my|our))?\s*$"
+    )  # "a cleric named Pike that healed Grog"
     _REL_PATTERNS.append((re.compile(full, re.I), rel_type, reverse))
 
 
@@ -658,6 +669,9 @@ _rel(r"(?:worships|worshipped|prays to|prayed to|is a (?:cleric|paladin|priest|p
      r"(?:,\s*)?(?:a|the)\s+(?:[a-z]+\s+){0,2}(?:cleric|paladin|priest|priestess|follower) of)",
      "worships")
 _rel(r"(?:rescued|saved|freed)", "rescued")
+_rel(_ADV + r"(?:healed|cured|revived|resurrected)", "healed")
+_rel(r"(?:'s|’s|is|was)\s+(?:a|the)\s+(?:[a-z\-]+\s+){0,2}(?:cleric|paladin|priest|priestess|"
+     r"follower|disciple|champion|chosen)\s+of", "worships")
 _rel(r"(?:was|were)\s+(?:rescued|saved|freed)\s+by", "rescued", True)
 _rel(r"(?:stole|took)\s+" + _DET + r"(?:\w+\s+){0,2}from", "stole_from")
 _rel(r"(?:is|was|are|were)\s+" + _ADV + r"(?:searching for|looking for|seeking|trying to find)\s+",
@@ -744,6 +758,8 @@ SOURCE_TYPES: dict[str, set[str]] = {
     "leader_of": {"npc", "player", "creature"},
     "killed": {"npc", "player", "creature", "faction"},
     "serves": {"npc", "player", "creature"},
+    "worships": {"npc", "player", "faction"},
+    "healed": {"npc", "player", "creature"},
 }
 
 
@@ -1097,6 +1113,9 @@ def extract_knowledge(
     )
 
 
+_OF_LINK = re.compile(r"\s+of\s+(?:the\s+)?")
+
+
 def _pattern_facts(
     s: _Sentence, spans: list[tuple[int, int, str]], entities: dict[str, Entity]
 ) -> list[_Fact]:
@@ -1108,6 +1127,10 @@ def _pattern_facts(
         a_start, a_end, a = spans[i]
         b_start, b_end, b = spans[i + 1]
         between = text[a_end:b_start]
+        if i > 0 and _OF_LINK.fullmatch(text[spans[i - 1][1] : a_start]):
+            head = spans[i - 1][2]  # "Lady Kima of Vord, who's the paladin of Bahamut": Kima
+            if entities[head].type in ("npc", "player") and not between.startswith(" of"):
+                a = head
         if len(between) > 80 or _NEGATION.search(between) or a == b:
             continue
         ea, eb = entities[a], entities[b]
@@ -1144,7 +1167,7 @@ def _pattern_facts(
                                      "stated", text, s.entry, {"role": " ".join(role_words)}))
                 continue
         # "Kima of Vord" inside one span was split by the finder into two mentions
-        if re.fullmatch(r"\s+of\s+(?:the\s+)?", between) and ea.type in ("npc", "player"):
+        if _OF_LINK.fullmatch(between) and ea.type in ("npc", "player"):
             rel_type = "member_of" if eb.type == "faction" else "comes_from"
             if _type_ok(rel_type, ea, eb):
                 out.append(_Fact(a, b, rel_type, base - 0.2, "inferred", text, s.entry))

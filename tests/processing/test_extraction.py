@@ -19,6 +19,8 @@ START = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
 EXISTING = [
     Entity(campaign_id="c1", id="npc-eldrinax", type="npc", name="Eldrinax"),
     Entity(campaign_id="c1", id="loc-thornwall", type="location", name="Thornwall"),
+    Entity(campaign_id="c1", id="god-sarenrae", type="npc", name="Sarenrae"),
+    Entity(campaign_id="c1", id="loc-tyrex", type="location", name="Ty'rex"),
 ]
 SCRIPT = [
     ("DM", "You enter the village of Thornwall at dusk. The old wizard Eldrinax greets you."),
@@ -32,6 +34,7 @@ SCRIPT = [
              "Greyhollow, or did she?"),
     ("DM", "Eldrinax nods. \"Lord Varkas killed my brother Orrin.\""),
     ("Rook", "We should ask Eldrinax about Lord Varkas and the Moonstone Amulet."),
+    ("DM", "Captain Mara Vell of Thornwall, who's the sworn paladin of Sarenrae, nods."),
 ]
 
 
@@ -66,6 +69,7 @@ def test_finds_known_facts_in_a_written_transcript() -> None:
     assert ("Varkas", "hunting", "Eldrinax") in facts
     assert ("Eldrinax", "gave_to", "Mara Vell") in facts
     assert ("Mara Vell", "owns", "Moonstone Amulet") in facts
+    assert ("Mara Vell", "worships", "Sarenrae") in facts  # across "of Thornwall"
     assert not any(f[1] == "lives_in" and f[2] == "Greyhollow" for f in facts)  # negated
     for r in result.relationships:
         assert r.session_id == "s1" and r.provenance == "extracted"
@@ -91,6 +95,7 @@ def test_the_old_wizard_eldrinax_is_the_existing_eldrinax() -> None:
                     "Archmage Eldrinax"]:
         hit = resolver.resolve(surface)
         assert hit is not None and hit.entity_id == "npc-eldrinax", surface
+    assert resolver.resolve("Tirex").entity_id == "loc-tyrex"  # apostrophes are spelling
     assert resolver.resolve("Varkas") is None
     assert resolver.resolve("Thornfield") is None  # similar, but a different place
     assert split_descriptor("the old wizard Eldrinax") == ("old wizard", "", "Eldrinax")
