@@ -255,24 +255,31 @@ def correction_coverage_op(session_id: str, corrector_version: str) -> Op:
 
 
 def chunk_coverage_op(session_id: str) -> Op:
-    """Entries no chunk's [first_entry, last_entry] span covers (by spoken order)."""
-    row = yield fetch_one(
-        """WITH ordered AS (
-               SELECT id, row_number() OVER (ORDER BY spoken_at, id) AS pos
-               FROM session_entries WHERE session_id = %(s)s AND btrim(text) <> ''),
-           spans AS (
-               SELECT f.pos AS lo, l.pos AS hi FROM chunks c
-               JOIN ordered f ON f.id = c.first_entry_id
-               JOIN ordered l ON l.id = c.last_entry_id
-               WHERE c.session_id = %(s)s)
-           SELECT count(*) AS entries,
-                  count(*) FILTER (WHERE NOT EXISTS (
-                      SELECT 1 FROM spans WHERE o.pos BETWEEN spans.lo AND spans.hi))
-                      AS uncovered
-           FROM ordered o""",
-        {"s": session_id},
+    """Entries no chunk's [first_entry, last_entry] span covers (in spoken order). Computed
+    from two index scans in Python: linear, and immune to the planner misjudging fresh tables."""
+    entries = yield fetch_all(
+        """SELECT id FROM session_entries WHERE session_id = %s AND btrim(text) <> ''
+           ORDER BY spoken_at, id""",
+        (session_id,),
     )
-    return row
+    spans = yield fetch_all(
+        "SELECT first_entry_id, last_entry_id FROM chunks WHERE session_id = %s",
+        (session_id,),
+    )
+    position = {r["id"]: n for n, r in enumerate(entries)}
+    delta = [0] * (len(entries) + 1)
+    for span in spans:
+        lo = position.get(span["first_entry_id"])
+        hi = position.get(span["last_entry_id"])
+        if lo is None or hi is None or hi < lo:
+            continue
+        delta[lo] += 1
+        delta[hi + 1] -= 1
+    uncovered = depth = 0
+    for n in range(len(entries)):
+        depth += delta[n]
+        uncovered += depth == 0
+    return {"entries": len(entries), "uncovered": uncovered}
 
 
 def embedding_coverage_op(session_id: str, model: str, max_tokens: int) -> Op:

@@ -146,6 +146,7 @@ def transcript_chunks(services: PipelineServices, session_id: str) -> StepOutcom
     embedder = services.embedder
     entries = SessionStore(services.db).get_entries(session_id)
     finder = MentionFinder.from_entities(_entities(services, info["campaign_id"]))
+    t0 = time.perf_counter()
     chunks = chunk_transcript(
         entries,
         count_tokens=embedder.count_tokens,
@@ -154,7 +155,9 @@ def transcript_chunks(services: PipelineServices, session_id: str) -> StepOutcom
         campaign_id=info["campaign_id"],
         session_id=session_id,
     )
+    t1 = time.perf_counter()
     SemanticIndex(services.db).replace_session_chunks(session_id, chunks)
+    t2 = time.perf_counter()
     tokens = [c.token_count for c in chunks]
     mentioned = {e for c in chunks for e in c.entity_ids}
     out = StepOutcome("transcript_chunks")
@@ -166,8 +169,11 @@ def transcript_chunks(services: PipelineServices, session_id: str) -> StepOutcom
         "model_input_limit": embedder.max_tokens,
         "entities_mentioned": len(mentioned),
         "chunker_version": versions.CHUNKER_VERSION,
+        "chunking_s": round(t1 - t0, 3),
+        "write_s": round(t2 - t1, 3),
     }
     out.checks += chunk_checks(services, session_id, embedder.max_tokens)
+    out.metadata["checks_s"] = round(time.perf_counter() - t2, 3)
     return out
 
 
@@ -353,6 +359,7 @@ def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutc
     entries = SessionStore(services.db).get_entries(session_id)
     llm = services.llm
     embedder = MemoizingEmbedder(services.embedder)
+    t0 = time.perf_counter()
     if llm is not None:
         result = extraction.extract_knowledge_llm(
             entries,
@@ -376,12 +383,17 @@ def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutc
         replace(f, provenance="extracted", session_id=session_id, dm_confirmed=False)
         for f in result.relationships
     ]
+    t1 = time.perf_counter()
     written = services.db.run(
         _write_knowledge_op(campaign_id, session_id, list(result.entities), facts)
     )
+    t2 = time.perf_counter()
     from glyphoxa_pipelines.pipeline.text_products import refresh_chunk_entities
 
     written["chunks_retagged"] = refresh_chunk_entities(services, campaign_id, session_id)
+    written["extract_s"] = round(t1 - t0, 3)
+    written["write_s"] = round(t2 - t1, 3)
+    written["retag_s"] = round(time.perf_counter() - t2, 3)
     resolved = Counter(r.method for r in result.resolutions if r.existing)
     top = sorted(result.mention_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:15]
     out = StepOutcome("extracted_knowledge")
