@@ -37,6 +37,7 @@ EPISODES = [f"C1E00{n}" for n in range(1, 9)]
 ONE_EPISODE_TARGET_S = 60.0
 EIGHT_EPISODES_TARGET_S = 360.0
 OUT_OF_STORY_HEADINGS = {"pre-show", "announcements", "break", "featured song"}
+COMMON_ZIPF = 3.5  # wordfreq: at or above this a word is ordinary English
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAP_NAME = re.compile(r"\b[A-Z][a-z]+(?:['’][A-Za-z]+)?(?:[ -][A-Z][a-z]+(?:['’][A-Za-z]+)?)*")
 NOT_NAMES = set(
@@ -53,7 +54,8 @@ NOT_NAMES = set(
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("’", "'"))
+    """Lower-cased word tokens, possessive 's dropped ("Vex's" -> "vex")."""
+    return [w.removesuffix("'s") for w in _WORD.findall(text.lower().replace("’", "'"))]
 
 
 def rouge_recall(reference: str, candidate: str) -> dict[str, float]:
@@ -96,13 +98,17 @@ def synopsis_text(episode: dict[str, Any], *, story_only: bool) -> str:
 
 
 def synopsis_names(text: str) -> set[str]:
-    """Capitalized names in the synopsis (single words and multi-word spans), minus sentence
-    openers, the cast and show vocabulary."""
+    """Capitalized names in the synopsis (single words and multi-word spans), minus the cast,
+    show vocabulary, and spans made only of ordinary English words ("Because", "Bad News":
+    sentence openers and headings, not names)."""
+    from wordfreq import zipf_frequency
+
     names = set()
     for match in _CAP_NAME.finditer(text):
         tokens = [t for t in re.split(r"[ -]", match.group(0)) if t not in NOT_NAMES]
-        if tokens:
-            names.add(" ".join(tokens))
+        if not tokens or all(zipf_frequency(t.lower(), "en") >= COMMON_ZIPF for t in tokens):
+            continue
+        names.add(" ".join(tokens))
     return {n for n in names if len(n) > 2}
 
 

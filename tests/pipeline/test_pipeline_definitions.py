@@ -71,6 +71,8 @@ def test_dagster_storage_url_pins_psycopg2_and_keeps_the_socket() -> None:
 
     socket = "postgresql://postgres:@/dagster?host=/tmp/g/pgdata"
     assert sqlalchemy_url(socket) == "postgresql+psycopg2://postgres:@/dagster?host=/tmp/g/pgdata"
-    assert sqlalchemy_url("postgres://u:p@db:5432/dagster").startswith("postgresql+psycopg2://u:p@db")
+    assert sqlalchemy_url("postgres://u:p@db:5432/dagster").startswith(
+        "postgresql+psycopg2://u:p@db"
+    )
     dsn = sqlalchemy_url("host=/tmp/s dbname=dagster user=postgres")
     assert dsn.startswith("postgresql+psycopg2://postgres:@/dagster?") and "host=%2Ftmp%2Fs" in dsn
