@@ -118,6 +118,7 @@ def _rel_params(rel: Relationship) -> dict[str, Any]:
         "evidence": rel.evidence,
         "valid_from": rel.valid_from,
         "invalidated_at": rel.invalidated_at,
+        "invalidated_by": rel.invalidated_by,
         "extractor_version": rel.extractor_version,
     }
 
@@ -129,12 +130,13 @@ def insert_fact_op(rel: Relationship) -> Op:
     row = yield fetch_one(
         """INSERT INTO relationships (campaign_id, source_id, target_id, rel_type, attributes,
                confidence, assertion, provenance, dm_confirmed, status, visibility, known_by,
-               session_id, observed_at, evidence, valid_from, invalidated_at, extractor_version)
+               session_id, observed_at, evidence, valid_from, invalidated_at, invalidated_by,
+               extractor_version)
            SELECT %(campaign_id)s, %(source_id)s, %(target_id)s, %(rel_type)s,
                %(attributes)s::jsonb, %(confidence)s, %(assertion)s, %(provenance)s,
                %(dm_confirmed)s, %(status)s, %(visibility)s, %(known_by)s, %(session_id)s,
                %(observed_at)s, %(evidence)s, coalesce(%(valid_from)s, now()),
-               %(invalidated_at)s, %(extractor_version)s
+               %(invalidated_at)s, %(invalidated_by)s, %(extractor_version)s
            WHERE NOT EXISTS (SELECT 1 FROM relationships x
                              WHERE x.campaign_id = %(campaign_id)s
                                AND x.source_id = %(source_id)s AND x.rel_type = %(rel_type)s

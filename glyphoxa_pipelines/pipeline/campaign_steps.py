@@ -94,15 +94,18 @@ def _consolidate_op(campaign_id: str, pairs: list[tuple[str, str]], threshold: f
         merged_facts += yield from rows.merge_entity_op(campaign_id, dup, keep)
     current = yield from rows.current_facts_op(campaign_id)
     invalidated = flagged = 0
+    gone: set[int] = set()
     for c in contradictions(current, current):
-        if c.old.id == c.new.id:
-            continue
+        if c.old.id == c.new.id or c.new.id in gone or c.old.id in gone:
+            continue  # a tie must not invalidate both sides
         if c.protected:
             flagged += 1
             continue
         ok = yield from rows.invalidate_fact_op(
             c.old.id, c.new.id, c.new.observed_at or c.new.valid_from
         )
+        if ok:
+            gone.add(c.old.id)
         invalidated += int(ok)
     rescored = yield from rows.recompute_fact_confidence_op(campaign_id, threshold)
     return {

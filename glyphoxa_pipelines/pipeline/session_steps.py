@@ -316,7 +316,7 @@ def _write_knowledge_op(
             fact = replace(
                 fact,
                 invalidated_at=newer.observed_at or newer.valid_from,
-                attributes={**fact.attributes, "superseded_by": newer.id},
+                invalidated_by=newer.id,
             )
         elif id(fact) in protected_hits:
             fact = replace(
