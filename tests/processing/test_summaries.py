@@ -61,7 +61,7 @@ def test_mmr_avoids_repeating_the_same_sentence() -> None:
 
 def test_real_episode_summary_with_embeddings(crd3_episode) -> None:
     embedder = SentenceTransformerEmbedder()
-    entries = import_transcript(crd3_episode).as_entries("cr", "c1e001")[:700]
+    entries = import_transcript(crd3_episode).as_entries("cr", "c1e001")[:450]
     chunks = chunk_transcript(entries, count_tokens=embedder.count_tokens)
     vectors = embedder.embed([c.text for c in chunks])
     started = time.perf_counter()
