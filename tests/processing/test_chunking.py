@@ -4,6 +4,8 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from glyphoxa_pipelines.campaign.transcript_import import import_transcript
 from glyphoxa_pipelines.memory.models import Entity, Entry
@@ -151,3 +153,39 @@ def test_mention_finder_whole_words_longest_match_and_speed() -> None:
     started = time.perf_counter()
     assert big.entity_ids(text) == ["e4999"]
     assert time.perf_counter() - started < 1.0
+
+
+@given(
+    turns=st.lists(
+        st.tuples(
+            st.sampled_from(["DM", "Mira", "Rook"]),
+            st.lists(st.sampled_from(["alpha", "beta.", "gamma!", "delta,", "Eps"]),
+                     min_size=1, max_size=400).map(" ".join),
+            st.floats(min_value=0.0, max_value=400.0),
+        ),
+        min_size=1, max_size=40,
+    ),
+    max_tokens=st.integers(min_value=40, max_value=256),
+    overlap=st.integers(min_value=0, max_value=3),
+)
+@settings(max_examples=60, deadline=None)
+def test_property_every_word_kept_and_limit_held(turns, max_tokens, overlap) -> None:
+    """Any transcript: no chunk over the limit, every entry covered, every word kept."""
+    at, timed = 0.0, []
+    for speaker, text, gap in turns:
+        at += gap
+        timed.append((speaker, text, at))
+    entries = make_entries(timed)
+
+    def count(text: str) -> int:  # whitespace "word pieces" + [CLS]/[SEP]
+        return len(text.split()) + 2
+
+    chunks = chunk_transcript(entries, count_tokens=count, max_tokens=max_tokens,
+                              target_tokens=max_tokens * 2 // 3, overlap_turns=overlap)
+    assert all(count(c.text) <= max_tokens for c in chunks)
+    covered = set()
+    for c in chunks:
+        covered.update(range(c.first_entry_id, c.last_entry_id + 1))
+    assert covered == {e.id for e in entries}
+    words = [w for c in chunks for line in c.text.split("\n") for w in line.split()[1:]]
+    assert len(words) >= sum(len(e.text.split()) for e in entries)

@@ -209,3 +209,30 @@ def test_llm_extractor_survives_unparseable_answers(openai_stub) -> None:
 def test_empty_input() -> None:
     result = extract_knowledge([], EXISTING)
     assert result.entities == [] and result.relationships == []
+
+
+class _TableEmbedder:
+    """A deterministic stand-in embedder: known phrases share a direction."""
+
+    model_id, dimension, max_tokens = "table", 2, 256
+    vectors = {"eldrinax": [1.0, 0.0], "grey sage": [0.96, 0.28], "thornwall": [0.0, 1.0],
+               "sarenrae": [-1.0, 0.0], "ty'rex": [0.0, -1.0]}
+
+    def embed(self, texts: list[str]):
+        import numpy as np
+
+        return np.asarray([self.vectors.get(t.lower(), [-0.6, -0.8]) for t in texts],
+                          dtype=np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+
+def test_embedding_similarity_is_the_last_resort() -> None:
+    plain = EntityResolver(EXISTING)
+    assert plain.resolve("the Grey Sage") is None
+    resolver = EntityResolver(EXISTING, embedder=_TableEmbedder())
+    hit = resolver.resolve("the Grey Sage")
+    assert hit is not None and hit.entity_id == "npc-eldrinax" and hit.method == "embedding"
+    assert resolver.resolve("Eldrinax").method == "exact"  # cheaper matches first
+    assert resolver.resolve("Quillon") is None
