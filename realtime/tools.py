@@ -9,6 +9,8 @@ somebody else.
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 import time
 from collections import deque
@@ -42,7 +44,10 @@ class SearchSessionsArgs(_Args):
     """Semantic + full-text search over past sessions' transcripts."""
 
     query: str = Field(min_length=1, max_length=500, description="What to look for.")
-    top_k: int = Field(5, ge=1, le=20, description="How many passages to return.")
+    top_k: int = Field(8, ge=1, le=30, description="At most this many passages.")
+    max_tokens: int = Field(
+        1500, ge=100, le=8000, description="Stop adding passages past this many tokens."
+    )
     session_id: str | None = Field(None, description="Only this session.")
     speaker: str | None = Field(None, description="Only passages where this speaker talks.")
     after: datetime | None = Field(None, description="Only passages after this time (ISO 8601).")
@@ -122,10 +127,7 @@ class ToolSpec:
     prior_p50_ms: float  # before anything is measured
 
     def input_schema(self) -> dict[str, Any]:
-        schema = self.args.model_json_schema()
-        schema.pop("title", None)
-        schema.setdefault("type", "object")
-        return schema
+        return copy.deepcopy(_schema(self.args))
 
 
 TOOLS: dict[str, ToolSpec] = {
@@ -169,6 +171,15 @@ TOOLS: dict[str, ToolSpec] = {
         ),
     )
 }
+
+
+@functools.cache
+def _schema(model: type[_Args]) -> dict[str, Any]:
+    """JSON schema generation costs about a millisecond: once per model."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema.setdefault("type", "object")
+    return schema
 
 
 def get_spec(name: str) -> ToolSpec:

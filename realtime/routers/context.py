@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 
 from realtime import tools as tl
-from realtime.routers import service
+from realtime.routers import fast_json, service
 from realtime.service import MemoryService
 
 router = APIRouter(prefix="/v1/sessions", tags=["context"])
@@ -22,7 +22,7 @@ async def hot_context(
     queue_depth: int = Query(0, ge=0, description="Voice turns waiting (tier choice)."),
     tier: tl.Tier | None = Query(None, description="DM override of the tool tier."),
     svc: MemoryService = Depends(service),
-) -> dict[str, Any]:
+) -> Any:
     first = svc.turn_count(session_id, npc_id) == 0
     ctx = await svc.hot_context(session_id, npc_id, budget=budget)
     decision = tl.select_tier(
@@ -34,4 +34,4 @@ async def hot_context(
         "reason": decision.reason,
         "names": [s.name for s in tl.tools_for_tier(decision.tier, svc.latencies)],
     }
-    return out
+    return fast_json(out)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import JSONResponse
 
-from realtime.routers import service
+from realtime.routers import fast_json, service
 from realtime.schemas import EntryBatchIn, EntryIn, PartialIn
 from realtime.service import MemoryService
 
@@ -22,14 +21,12 @@ async def write_entries(
     is away; the entries land, in order and once, when it returns)."""
     items = body.entries if isinstance(body, EntryBatchIn) else [body]
     result = await svc.write_entries(session_id, items)
-    if result["spooled"]:
-        return JSONResponse(result, status_code=202)
-    return result
+    return fast_json(result, status_code=202 if result["spooled"] else 201)
 
 
 @router.post("/{session_id}/partials")
 async def partial(
     session_id: str, body: PartialIn, svc: MemoryService = Depends(service)
-) -> dict[str, Any]:
+) -> Any:
     """A partial STT transcript: fires speculative pre-fetch, returns at once."""
-    return await svc.partial(session_id, body.text, body.npc_id)
+    return fast_json(await svc.partial(session_id, body.text, body.npc_id))

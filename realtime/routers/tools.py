@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 
 from realtime import tools as tl
-from realtime.routers import service
+from realtime.routers import fast_json, service
 from realtime.schemas import ToolCallIn
 from realtime.service import MemoryService, ToolScope
 
@@ -37,6 +37,6 @@ async def list_tools(
 @router.post("/{name}")
 async def call_tool(
     name: str, body: ToolCallIn, svc: MemoryService = Depends(service)
-) -> dict[str, Any]:
+) -> Any:
     scope = ToolScope(body.campaign_id, body.session_id, body.npc_id)
-    return await svc.call_tool(name, body.arguments, scope)
+    return fast_json(await svc.call_tool(name, body.arguments, scope))

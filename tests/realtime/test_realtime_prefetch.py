@@ -22,7 +22,8 @@ def test_entity_triggers_whole_word_case_insensitive() -> None:
 def test_temporal_cues_fire_a_topic_search() -> None:
     for text, topic in (
         ("Do you remember the wolves on the north road?", "the wolves on the north road"),
-        ("what did we buy last time in the dwarf city", "what did we buy in the dwarf city"),
+        ("what did we buy last time in the dwarf city", "we buy in the dwarf city"),
+        ("When did Mira leave the guild?", "Mira leave the guild"),
         ("When did we meet the merchant", "meet the merchant"),
         ("Previously, the caravan was attacked", "the caravan was attacked"),
     ):

@@ -22,7 +22,8 @@ async def test_list_tools_with_schemas(rt_client: httpx.AsyncClient) -> None:
     assert set(tools) == set(tl.TOOLS)
     schema = tools["memory.search_sessions"]["input_schema"]
     assert schema["type"] == "object" and schema["required"] == ["query"]
-    assert schema["properties"]["top_k"]["maximum"] == 20
+    assert schema["properties"]["top_k"]["maximum"] == 30
+    assert schema["properties"]["max_tokens"]["default"] == 1500
     assert schema["additionalProperties"] is False
     r = await rt_client.get("/v1/tools", params={"tier": "BOGUS"})
     assert r.status_code == 422

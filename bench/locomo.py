@@ -1,0 +1,309 @@
+"""Retrieval quality of `memory.search_sessions` on LoCoMo (Maharana et al., ACL 2024).
+
+    python bench/locomo.py                       # ../shared/data/locomo/locomo10.json
+    python bench/locomo.py --data DIR --limit 2  # first two conversations only
+
+Each conversation is a campaign, each session a session with its date. Turns go in through the
+realtime ingestion path (`MemoryService.write_entries`: inline correction, L1), then the
+pipeline's own steps chunk and embed them (`transcript_chunks`, `chunk_embeddings`). For every
+question of categories 1-4 the tool is called as the LLM would call it, and we measure:
+
+- evidence recall within 1,500 tokens: the share of gold evidence turns contained in the
+  results, the result list cut where its text (as the LLM would read it, ~4 chars per token)
+  passes 1,500 tokens;
+- recall@5 / recall@10 results; latency p50 / p95 of the tool call (query embedding included);
+- pre-fetch hit rate: questions whose evidence the speculative pre-fetch alone (run on the
+  question as a partial transcript) already brought into the hot context.
+
+Skips cleanly (exit 0, a JSON line saying so) when the data is absent. Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+DEFAULT_DATA = Path(os.environ.get("GLYPHOXA_SHARED_DATA", ROOT.parent / "shared" / "data"))
+BUDGET_TOKENS = 1500
+TARGET_RECALL = 0.85
+_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
+_MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"], start=1)}
+
+
+def parse_date(text: str) -> datetime | None:
+    """"1:56 pm on 8 May, 2023" -> 2023-05-08 13:56 UTC."""
+    m = _DATE.search(text or "")
+    if not m:
+        return None
+    hour, minute, ampm, day, month, year = m.groups()
+    h = int(hour) % 12 + (12 if ampm.lower() == "pm" else 0)
+    mon = _MONTHS.get(month.lower())
+    if mon is None:
+        return None
+    return datetime(int(year), mon, int(day), h, int(minute), tzinfo=UTC)
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    text = turn.get("text", "").strip()
+    if turn.get("blip_caption"):
+        text += f" [shares {turn['blip_caption']}]"
+    return text or "(no text)"
+
+
+def sessions_of(conv: dict[str, Any]) -> list[tuple[int, datetime, list[dict[str, Any]]]]:
+    out = []
+    keys = [k for k in conv if re.fullmatch(r"session_\d+", k)]
+    for k in sorted(keys, key=lambda k: int(k.split("_")[1])):
+        n = int(k.split("_")[1])
+        turns = conv[k]
+        if not turns:
+            continue
+        when = parse_date(conv.get(f"{k}_date_time", "")) or (
+            datetime(2023, 1, 1, tzinfo=UTC) + timedelta(days=n)
+        )
+        out.append((n, when, turns))
+    return out
+
+
+def gold_ids(evidence: list[str], known: set[str]) -> list[str]:
+    ids: list[str] = []
+    for ev in evidence:
+        for part in re.split(r"[;\s,]+", ev or ""):
+            if part in known and part not in ids:
+                ids.append(part)
+    return ids
+
+
+def pct(values: list[float], q: float) -> float:
+    return round(float(np.percentile(values, q)), 3) if values else 0.0
+
+
+async def ingest(svc: Any, pipeline: Any, sample: dict[str, Any], cid: str) -> dict[str, Any]:
+    """One conversation: campaign, sessions, turns via the live path, then pipeline chunking
+    and embedding. Returns entry id -> dia_id and the session ids."""
+    from glyphoxa_pipelines.memory import Campaign
+    from glyphoxa_pipelines.pipeline.session_steps import chunk_embeddings, transcript_chunks
+    from realtime.schemas import EntryIn
+
+    await svc.upsert_campaign(Campaign(cid, f"LoCoMo {sample['sample_id']}"))
+    conv = sample["conversation"]
+    session_ids = []
+    for n, when, turns in sessions_of(conv):
+        sid = f"{cid}-s{n:02d}"
+        await svc.start_session(cid, sid, title=f"session {n}", started_at=when)
+        items = [
+            EntryIn(idempotency_key=t["dia_id"], text=turn_text(t), speaker_name=t["speaker"],
+                    speaker_id=t["speaker"].lower(), role="player",
+                    spoken_at=when + timedelta(seconds=30 * i), duration_s=20.0)
+            for i, t in enumerate(turns)
+        ]
+        await svc.write_entries(sid, items)
+        await svc.end_session(sid)
+        session_ids.append(sid)
+    for sid in session_ids:  # the pipeline's own steps (sync, thread: keep the loop free)
+        await asyncio.to_thread(transcript_chunks, pipeline, sid)
+        await asyncio.to_thread(chunk_embeddings, pipeline, sid)
+    rows = await svc.run(_entry_ids_op(cid))
+    return {"entry_dia": {r["id"]: r["idempotency_key"] for r in rows},
+            "sessions": session_ids, "order": _order(rows)}
+
+
+def _entry_ids_op(cid: str) -> Any:
+    from glyphoxa_pipelines.db.operations import fetch_all
+
+    rows = yield fetch_all(
+        "SELECT id, session_id, idempotency_key FROM session_entries WHERE campaign_id = %s "
+        "ORDER BY session_id, spoken_at, id",
+        (cid,),
+    )
+    return rows
+
+
+def _order(rows: list[dict[str, Any]]) -> dict[int, tuple[str, int]]:
+    """entry id -> (session, position): a chunk covers its first..last entry positions."""
+    pos: dict[int, tuple[str, int]] = {}
+    counters: dict[str, int] = {}
+    for r in rows:
+        k = counters.get(r["session_id"], 0)
+        pos[r["id"]] = (r["session_id"], k)
+        counters[r["session_id"]] = k + 1
+    return pos
+
+
+def covered(result: dict[str, Any], info: dict[str, Any], by_pos: dict[tuple[str, int], str]
+            ) -> set[str]:
+    src = result["source"]
+    if "entry_ids" in src:  # a passage cites its own turns
+        return {info["entry_dia"][i] for i in src["entry_ids"] if i in info["entry_dia"]}
+    first, last = src.get("first_entry_id"), src.get("last_entry_id")
+    if first is None or last is None:
+        return set()
+    s1, p1 = info["order"][first]
+    _, p2 = info["order"][last]
+    return {by_pos[(s1, p)] for p in range(p1, p2 + 1) if (s1, p) in by_pos}
+
+
+def result_tokens(result: dict[str, Any]) -> int:
+    """The passage text plus a citation line (session, time), ~4 characters per token."""
+    from realtime.hot_context import estimate_tokens
+
+    return estimate_tokens(result["text"]) + 12
+
+
+async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
+    from glyphoxa_pipelines.config import Settings
+    from glyphoxa_pipelines.db import Database, embedded, resolve_url
+    from glyphoxa_pipelines.pipeline import PipelineServices
+    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+    from realtime.service import MemoryService, ToolScope
+
+    samples = json.loads(data_file.read_text())[: args.limit or None]
+    home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-locomo-"))).resolve()
+    home.chmod(0o755)
+    settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"))
+    url = resolve_url(settings)
+    embedder = SentenceTransformerEmbedder()
+    db = Database(url, max_size=4).open()
+    pipeline = PipelineServices(db=db, settings=settings, embedder_factory=lambda: embedder)
+    wv, wt = (float(x) for x in args.fusion.split(","))
+    svc = MemoryService(url, settings=settings, embedder=embedder, spool_dir=home / "spool",
+                        prefetch_wait_ms=2000, fusion_weights=(wv, wt))
+    await svc.open(warm_embedder=False)
+    per_cat: dict[int, list[float]] = {}
+    budget_recall, r5, r10, latencies, prefetch_hits = [], [], [], [], []
+    budget_results, budget_tokens = [], []
+    t0 = time.perf_counter()
+    try:
+        for k, sample in enumerate(samples):
+            cid = "locomo-" + re.sub(r"[^a-z0-9]+", "-", sample["sample_id"].lower()).strip("-")
+            t = time.perf_counter()
+            info = await ingest(svc, pipeline, sample, cid)
+            by_pos = {info["order"][eid]: dia for eid, dia in info["entry_dia"].items()}
+            known = set(info["entry_dia"].values())
+            print(f"[{k + 1}/{len(samples)}] {cid}: {len(known)} turns, "
+                  f"{len(info['sessions'])} sessions ingested in {time.perf_counter() - t:.1f} s",
+                  flush=True)
+            live = info["sessions"][-1]
+            scope = ToolScope(cid, None, None)
+            for qa in sample["qa"]:
+                cat = int(qa.get("category", 0))
+                if cat not in (1, 2, 3, 4):
+                    continue
+                gold = gold_ids(qa.get("evidence", []), known)
+                if not gold:
+                    continue
+                svc.embedder._cache.clear()  # every call embeds its query
+                start = time.perf_counter()
+                out = await svc.call_tool(
+                    "memory.search_sessions",
+                    {"query": qa["question"], "top_k": args.top_k, "max_tokens": BUDGET_TOKENS},
+                    scope,
+                )
+                latencies.append((time.perf_counter() - start) * 1000)
+                results = out["results"]
+                got: set[str] = set()
+                used = 0
+                n_in_budget = 0
+                for res in results:  # re-checked here: the budget is the tool's promise
+                    cost = result_tokens(res)
+                    if used + cost > BUDGET_TOKENS:
+                        break
+                    used += cost
+                    n_in_budget += 1
+                    got |= covered(res, info, by_pos)
+                rec = sum(g in got for g in gold) / len(gold)
+                budget_recall.append(rec)
+                budget_results.append(n_in_budget)
+                budget_tokens.append(used)
+                per_cat.setdefault(cat, []).append(rec)
+                for cut, sink in ((5, r5), (10, r10)):
+                    ids: set[str] = set()
+                    for res in results[:cut]:
+                        ids |= covered(res, info, by_pos)
+                    sink.append(sum(g in ids for g in gold) / len(gold))
+                # pre-fetch alone: the question as a partial, then what the context received
+                svc.prefetch.clear(live)
+                await svc.partial(live, qa["question"])
+                await svc.wait_prefetch(live, 5.0)
+                pre: set[str] = set()
+                for item in svc.prefetch.get(live, ""):
+                    for mem in item.memories:
+                        src = mem.source
+                        pre |= covered({"source": src}, info, by_pos)
+                prefetch_hits.append(float(all(g in pre for g in gold)))
+    finally:
+        await svc.close()
+        db.close()
+        if args.home is None and not settings.database_url:
+            embedded.stop(settings.pgdata)
+    n = len(budget_recall)
+    return {
+        "bench": "locomo",
+        "conversations": len(samples),
+        "questions": n,
+        "evidence_recall_at_1500_tokens": round(statistics.mean(budget_recall), 4) if n else None,
+        "target": TARGET_RECALL,
+        "recall_at_5": round(statistics.mean(r5), 4) if n else None,
+        "recall_at_10": round(statistics.mean(r10), 4) if n else None,
+        "recall_by_category": {str(c): round(statistics.mean(v), 4)
+                               for c, v in sorted(per_cat.items())},
+        "results_within_budget_mean": round(statistics.mean(budget_results), 2) if n else None,
+        "tokens_used_mean": round(statistics.mean(budget_tokens), 1) if n else None,
+        "latency_p50_ms": pct(latencies, 50),
+        "latency_p95_ms": pct(latencies, 95),
+        "prefetch_hit_rate": round(statistics.mean(prefetch_hits), 4) if n else None,
+        "top_k": args.top_k,
+        "fusion_weights": [wv, wt],
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N conversations")
+    ap.add_argument("--top-k", type=int, default=30, help="passages asked of the tool")
+    ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
+    ap.add_argument("--fusion", default="1.0,1.0",
+                    help="vector,full-text weights of the rank fusion (0 turns a leg off)")
+    args = ap.parse_args()
+    data_file = args.data / "locomo" / "locomo10.json"
+    if not data_file.exists():
+        print(f"LoCoMo data not found at {data_file}: skipped")
+        print(json.dumps({"bench": "locomo", "skipped": True, "reason": f"{data_file} missing"}))
+        return
+    summary = asyncio.run(evaluate(args, data_file))
+    print(f"\nquestions (categories 1-4): {summary['questions']}")
+    print(f"evidence recall within {BUDGET_TOKENS} tokens: "
+          f"{summary['evidence_recall_at_1500_tokens']} (target >= {TARGET_RECALL}; "
+          f"{summary['results_within_budget_mean']} results, "
+          f"{summary['tokens_used_mean']} tokens on average)")
+    print(f"recall@5 results: {summary['recall_at_5']}   recall@10: {summary['recall_at_10']}")
+    print(f"by category: {summary['recall_by_category']}")
+    print(f"search_sessions latency p50 {summary['latency_p50_ms']} ms, "
+          f"p95 {summary['latency_p95_ms']} ms")
+    print(f"pre-fetch hit rate: {summary['prefetch_hit_rate']}")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
