@@ -28,6 +28,11 @@ _CLOSERS = [
     "And now, the adventure resumes.",
     "Where fate leads next, only the dice can tell.",
 ]
+# "you" right after these (or a comma, or at the start) is a subject: "they"; else "them"
+_SUBJECT_BEFORE = (
+    "as when if and but so that because until while where then once unless although though "
+    "after before since suddenly now"
+).split()
 _SECOND_PERSON = [
     (re.compile(r"\byou (?:guys|all|two|both)\b", re.I), "our heroes"),
     (re.compile(r"\by'all\b", re.I), "our heroes"),
@@ -38,7 +43,9 @@ _SECOND_PERSON = [
     (re.compile(r"\byou've\b", re.I), "they've"),
     (re.compile(r"\byou'll\b", re.I), "they'll"),
     (re.compile(r"^you\b", re.I), "our heroes"),
-    (re.compile(r"\byou\b", re.I), "they"),
+    (re.compile(r"(^|[,;:.!?]\s*|\b(?:" + "|".join(_SUBJECT_BEFORE) + r")\s+)you\b", re.I),
+     r"\1they"),
+    (re.compile(r"\byou\b", re.I), "them"),
 ]
 
 
@@ -46,9 +53,11 @@ def third_person(sentence: str) -> str:
     """The DM's second-person narration retold about the party."""
     if re.match(r"^[A-Z][\w' ]{0,40}:", sentence):  # a quoted table line: keep as said
         return sentence
-    out = sentence
-    for pattern, repl in _SECOND_PERSON:
-        out = pattern.sub(repl, out)
+    parts = re.split(r"(\"[^\"]*\"?|“[^”]*”?)", sentence)  # quoted speech stays as spoken
+    for i in range(0, len(parts), 2):
+        for pattern, repl in _SECOND_PERSON:
+            parts[i] = pattern.sub(repl, parts[i])
+    out = "".join(parts)
     return out[:1].upper() + out[1:]
 
 
@@ -68,7 +77,7 @@ def _lower_first(text: str) -> str:
         zipf_frequency(first.lower(), "en") >= 4.0 or first in {"Our"}
     ):
         return text[0].lower() + text[1:]
-    return text[:1].upper() + text[1:] if text else text
+    return text
 
 
 def recap_from_summary(
@@ -95,6 +104,8 @@ def recap_from_summary(
         if ":" in text.split(" ")[0]:  # "NAME: line" from the table
             speaker, said = text.split(":", 1)
             text = f"{speaker.strip().title()} declared, “{said.strip()}”"
+            body.append(f"{_CONNECTIVES[0] if i == 0 else _CONNECTIVES[1]} {text}")
+            continue
         if i == 0:
             connective = _CONNECTIVES[0]
         elif i == len(points) - 1 and len(points) > 2:

@@ -49,7 +49,12 @@ TABLE_TALK = re.compile(
     r"stream|chat|twitch|camera|break|dice)\b",
     re.IGNORECASE,
 )
-OUT_OF_GAME = re.compile(r"\b(?:by the way|today|tonight|this week|next week)\b", re.I)
+OUT_OF_GAME = re.compile(
+    r"\b(?:by the way|today|tonight|this week|next week|my name is|voice actors?|"
+    r"dungeons (?:&|and) dragons|dungeon master|twitch|stream(?:ing)?|episodes?|sponsor\w*|"
+    r"subscribe\w*|chat(?:room)?|patreon|website|youtube|donat\w+|charity)\b",
+    re.I,
+)
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’]+(?:\s+[A-Z][a-z'’]+)*")
 _LINE = re.compile(r"^(?P<speaker>[^:\n]{1,60}):\s(?P<text>.*)$")
 
