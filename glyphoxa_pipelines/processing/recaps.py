@@ -57,6 +57,8 @@ def third_person(sentence: str) -> str:
     for i in range(0, len(parts), 2):
         for pattern, repl in _SECOND_PERSON:
             parts[i] = pattern.sub(repl, parts[i])
+        parts[i] = re.sub(r"([.!?]\s+)(they|our)\b", lambda m: m.group(1) + m.group(2).title(),
+                          parts[i])
     out = "".join(parts)
     return out[:1].upper() + out[1:]
 
