@@ -59,16 +59,24 @@ class CorrectionConfig:
 
     - `phonetic_threshold`: Jaro-Winkler needed when Double Metaphone codes agree.
     - `fuzzy_threshold`: Jaro-Winkler needed when no code agrees (also the bar for short names,
-      single uncommon English words and windows made only of ordinary words).
+      single uncommon English words, single capitalized words and windows made only of
+      ordinary words).
     - `common_zipf`: words at or above this wordfreq Zipf value are ordinary English and are
       never replaced on their own.
     - `rare_zipf`: only windows holding a word below it may match on spelling alone (fuzzy).
     - `english_zipf`: a word (or its stem) at least this frequent is real English, however rare:
       on its own it becomes a name only when capitalized mid-sentence, with a code match.
+    - `listed_zipf`: a single word the English list holds at least this often ("duergars"),
+      though below `english_zipf`, is replaced by a name only at `fuzzy_threshold`.
     - `split_threshold`: Jaro-Winkler needed (with a code match) when several English words
       become one name ("key leith" → "Keyleth").
     - `split_phonetic_threshold`: the lowest Jaro-Winkler accepted for a name heard as several
       words, whatever the code length ("elder nacks" → "Eldrinax" scores 0.85).
+    - `split_code_length`, `split_pair_zipf`: several English words agreeing with a name in a
+      Double Metaphone code at least this long need only `fuzzy_threshold`, not
+      `split_threshold`, when their mean Zipf frequency is at most `split_pair_zipf` (under
+      independence a pair of everyday words is a likely thing to say; a pair with a rare word
+      like "tube rus" is not, and is more likely a name heard as words).
     - `fuzzy_min_length`: spelling-only matches (no code agreement) need words this long.
     - `function_zipf`: a word this frequent ("is", "on", "the") at the edge of a window is its
       own word, never the first or last piece of a name heard as several words.
@@ -84,8 +92,11 @@ class CorrectionConfig:
     function_zipf: float = 5.5
     split_threshold: float = 0.90
     split_phonetic_threshold: float = 0.80
+    split_code_length: int = 4
+    split_pair_zipf: float = 4.0
     fuzzy_min_length: int = 6
     english_zipf: float = 1.5
+    listed_zipf: float = 1.0
     short_length: int = 4
     min_code_length: int = 3
     ambiguity_margin: float = 0.03

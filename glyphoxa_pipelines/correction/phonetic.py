@@ -201,7 +201,9 @@ class _Window:
         "exact_tokens",
         "all_common",
         "titled",
+        "initial",
         "english",
+        "listed",
     )
 
     def __init__(
@@ -213,6 +215,7 @@ class _Window:
         exact_tokens: list[bool],
         all_common: bool,
         titled: bool,
+        initial: bool = False,
     ) -> None:
         self.norms = norms
         self.joined = joined
@@ -221,7 +224,9 @@ class _Window:
         self.exact_tokens = exact_tokens
         self.all_common = all_common
         self.titled = titled  # every word capitalized, not at a sentence start
+        self.initial = initial  # the first word starts a sentence
         self.english = False  # a single word that is (rare) English
+        self.listed = False  # a single word the English list knows, however rarely
 
 
 def _aligned_score(win: _Window, form: NameForm, cfg: CorrectionConfig) -> float | None:
@@ -289,17 +294,30 @@ def _joined_score(
     english_words = split and not win.titled and min(win.zipfs) >= cfg.english_zipf
     if matched:
         need = _code_need(max(map(len, matched)), cfg)
-        if win.english or win.all_common:
+        if win.english or win.listed or win.all_common:
             need = max(need, cfg.fuzzy_threshold)
         elif short:
             # "Vaks" for "Vax": short names need the same first letter and a close spelling
             if win.joined[0] != form.joined[0]:
                 return None
             need = max(need, (cfg.phonetic_threshold + cfg.fuzzy_threshold) / 2)
+        elif n == 1 and win.text[:1].isupper():
+            # written as a name already ("Grimthorn", "Alduin"): it may well be a name the
+            # graph does not know yet, so a weak resemblance to a known one is not enough
+            need = max(need, cfg.fuzzy_threshold)
         if split:
             need = max(need, cfg.split_phonetic_threshold)
         if english_words:
-            need = max(need, cfg.split_threshold)
+            # English words that spell the name almost exactly ("key leith"), or that agree
+            # with it in a long code and are an unlikely pair of words to say ("tube rus" →
+            # TPRS = "Tiberius"; not "tight roll" → "Thidroll": everyday words, likely said)
+            if (
+                max(map(len, matched)) >= cfg.split_code_length
+                and sum(win.zipfs) / n <= cfg.split_pair_zipf
+            ):
+                need = max(need, cfg.fuzzy_threshold)
+            else:
+                need = max(need, cfg.split_threshold)
     elif english_words:
         return None
     else:
@@ -358,6 +376,14 @@ def _normalized_hit(
         return form, 1.0, "normalized", False
     if win.all_common and (form.common or len(form.joined) < 6):
         return None  # an ordinary phrase ("the tower", "be an") spelled like a name
+    if (
+        win.all_common
+        and english_zipf(form.joined) >= cfg.english_zipf
+        and (text[1:] if win.initial else text).islower()
+    ):
+        # "ball sack" for "Ballsack": the name is itself a word of the English list, and
+        # ordinary words in lower case that spell it are that word's open spelling
+        return None
     return form, 1.0, "normalized", False
 
 
@@ -386,6 +412,7 @@ def _evaluate(
             (z for stem, z in english_stems(win.joined) if stem not in by_joined), default=0.0
         )
         win.english = englishness >= cfg.english_zipf
+        win.listed = englishness >= cfg.listed_zipf
         joined_ok = englishness < cfg.common_zipf and (
             not win.english or (win.titled and len(win.joined) > cfg.short_length)
         )
@@ -525,6 +552,7 @@ def find_corrections(
                     exact_tokens[first : last + 1],
                     all_common and common,
                     titled if n > 1 else alone_titled,
+                    scan.initial[first],
                 )
                 if forms is not None:
                     result = _normalized_hit(win, forms, cfg)

@@ -198,3 +198,38 @@ def test_settled_spans_cover_exact_hits_and_corrections(index: NameIndex) -> Non
 def test_handles_numbers_and_hashtags_are_not_names(index: NameIndex) -> None:
     for text in ["Grimjaw123 says hi", "#eldrinacks", "@grimjaw", "EldrinaxFan"]:
         assert fixed(text, index) == text
+
+
+def test_a_name_heard_as_an_unlikely_pair_of_english_words_is_fixed() -> None:
+    # the two words agree with the name in a long Double Metaphone code ("tube rus" → TPRS) and
+    # one of them is rare, so the pair is an unlikely thing to say: a name heard as words
+    index = NameIndex(["Tiberius", "Briarwoods", "Tal'Dorei", "Thidroll"])
+    assert fixed("we met tube rus today", index) == "we met Tiberius today"
+    assert fixed("the bearer woods are dark", index) == "the Briarwoods are dark"
+    assert fixed("welcome to tailed rei", index) == "welcome to Tal'Dorei"
+    # two everyday words are a likely thing to say, whatever name they sound like
+    assert fixed("it was a tight roll.", index) == "it was a tight roll."
+    assert fixed("a tube runs under it", index) == "a tube runs under it"
+
+
+def test_lower_case_words_spelling_a_name_that_is_an_english_word_stay() -> None:
+    # "ballsack" is itself in the English word list: "ball sack" is its open spelling
+    index = NameIndex(["Ballsack", "Ironhold"])
+    assert fixed("a kick in the ball sack", index) == "a kick in the ball sack"
+    assert fixed("We went to iron hold.", index) == "We went to Ironhold."
+
+
+def test_a_capitalized_unknown_name_needs_more_than_a_weak_resemblance() -> None:
+    # "Grimthorn" is written as a name: likely one the graph does not know yet
+    index = NameIndex(["Kremthourn", "Keyleth"])
+    assert fixed("I met Grimthorn there", index) == "I met Grimthorn there"
+    assert fixed("Then Kayleth cast it", index) == "Then Keyleth cast it"
+
+
+def test_a_word_of_the_english_list_needs_a_close_match() -> None:
+    # "duergars" is rare but listed by wordfreq: a loose phonetic match is not enough
+    index = NameIndex(["Dirgris"])
+    assert fixed("Stabbing duergars, stabbing duergars.", index) == (
+        "Stabbing duergars, stabbing duergars."
+    )
+    assert fixed("stabbing dirgriss", index) == "stabbing Dirgris"
