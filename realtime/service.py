@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import json
 import logging
 import re
 import time
@@ -46,6 +47,7 @@ from glyphoxa_pipelines.memory import (
     SummaryStore,
 )
 from glyphoxa_pipelines.memory.models import ChunkHit
+from glyphoxa_pipelines.memory.session_log import _INSERT_ENTRIES, _entry_record, validate_entry
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 from realtime import fact_search as fs
 from realtime import tools as tl
@@ -486,9 +488,7 @@ class MemoryService:
             spooled = True
         else:
             try:
-                written = await self.run(
-                    SessionStore.write_entries.op(self.sessions, session_id, new)
-                )
+                written = await self._insert_entries(session_id, new)
             except DatabaseUnavailableError:
                 self._spool(session_id, new)
                 spooled = True
@@ -509,6 +509,28 @@ class MemoryService:
             "entries": out,
             "prefetch": triggers,
         }
+
+    async def _insert_entries(self, session_id: str, entries: list[NewEntry]) -> int:
+        """The store's own idempotent INSERT as one statement, no explicit transaction: one
+        round trip per utterance (the session is known to exist: `campaign_of` checked)."""
+        for e in entries:
+            validate_entry(e)
+        payload = json.dumps([_entry_record(e) for e in entries])
+        if self.degraded:
+            raise DatabaseUnavailableError(DEGRADED)
+
+        async def go() -> int:
+            async with self.db.pool.connection() as conn:
+                cur = await conn.execute(_INSERT_ENTRIES, (payload, session_id))
+                return cur.rowcount
+
+        try:
+            return await asyncio.wait_for(go(), self.db_timeout_s)
+        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
+            self._mark_degraded(exc)
+            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+        except psycopg.errors.CheckViolation as exc:
+            raise InvalidInputError(str(exc.diag.message_primary)) from exc
 
     def _spool(self, session_id: str, entries: list[NewEntry]) -> None:
         records = []
@@ -591,7 +613,9 @@ class MemoryService:
         start = time.perf_counter()
         try:
             if trig.kind == "entity":
-                got = await self.run(fs.entity_context_op(campaign_id, trig.key, view))
+                got = await self.run(
+                    fs.custom_plan_op(fs.entity_context_op(campaign_id, trig.key, view))
+                )
                 memories = [] if got is None else [entity_memory(*got)]
             else:
                 hits = await self._hybrid(campaign_id, trig.key, 3)
@@ -834,7 +858,7 @@ class MemoryService:
                 out.append(item)
             return out
 
-        return await self.run(op())
+        return await self.run(fs.custom_plan_op(op()))
 
     async def _tool_get_session_summary(
         self, args: tl.GetSessionSummaryArgs, scope: ToolScope
@@ -868,7 +892,7 @@ class MemoryService:
                 }
             ]
 
-        return await self.run(op())
+        return await self.run(fs.custom_plan_op(op()))
 
     async def _tool_search_facts(
         self, args: tl.SearchFactsArgs, scope: ToolScope
@@ -899,7 +923,7 @@ class MemoryService:
                 out += [event_result(e, started) for e, started in events]
             return out[: args.limit]
 
-        return await self.run(op())
+        return await self.run(fs.custom_plan_op(op()))
 
     async def _tool_search_graph(
         self, args: tl.SearchGraphArgs, scope: ToolScope
@@ -913,15 +937,16 @@ class MemoryService:
             graph_scope = GraphScope(campaign, entity_ids=(ent.id,))
         if args.mode == "semantic":
             vec = await self.embedder.embed(args.query)
-            hits = await self.run(
+            hits = await self.run(fs.custom_plan_op(
                 GraphRAGQuerier.query_with_embedding.op(self.graph_rag, vec, args.top_k,
                                                         graph_scope)
-            )
+            ))
             return [chunk_result(h, 1.0 - h.score, ["vector"]) for h in hits]
-        hits = await self.run(
+        hits = await self.run(fs.custom_plan_op(
             GraphRAGQuerier.query_with_context.op(self.graph_rag, args.query, graph_scope,
-                                                  limit=args.top_k)
-        )
+                                                  limit=args.top_k),
+            self.fulltext_timeout_ms * 4,
+        ))
         return [chunk_result(h, h.score, ["fulltext"]) for h in hits]
 
     # -- DM edits (effective in the next hot context: nothing above caches them) ----------

@@ -149,3 +149,25 @@ async def test_campaign_isolation(rt_client: httpx.AsyncClient, rt_seed) -> None
         assert r.json()["results"] == [], name
     r = await rt_client.get(f"/v1/sessions/{other}-1/npcs/thaldrin/context")
     assert r.status_code == 404
+
+
+async def test_search_facts_history_and_as_of(rt_client: httpx.AsyncClient) -> None:
+    cid = "rt-hist-" + uuid.uuid4().hex[:6]
+    await rt_client.put(f"/v1/campaigns/{cid}", json={"id": cid, "name": "History"})
+    for name in ("Ada", "Ben", "Cy"):
+        await rt_client.post(f"/v1/campaigns/{cid}/entities", json={"type": "npc", "name": name})
+    r = await rt_client.post(f"/v1/campaigns/{cid}/facts",
+                             json={"source": "Ada", "relation": "married_to", "target": "Ben"})
+    old = r.json()["id"]
+    r = await rt_client.post(f"/v1/campaigns/{cid}/facts/{old}/retcon", json={
+        "replacement": {"source": "Ada", "relation": "married_to", "target": "Cy"}})
+    assert r.status_code == 200, r.text
+    scope = {"campaign_id": cid}
+    r = await rt_client.post("/v1/tools/memory.search_facts",
+                             json={**scope, "arguments": {"entity": "Ada"}})
+    assert [f["text"] for f in r.json()["results"]] == ["Ada married to Cy"]
+    r = await rt_client.post("/v1/tools/memory.search_facts",
+                             json={**scope, "arguments": {"entity": "Ada",
+                                                          "include_history": True}})
+    got = {f["text"]: f["current"] for f in r.json()["results"]}
+    assert got == {"Ada married to Cy": True, "Ada married to Ben": False}
