@@ -298,7 +298,9 @@ def main() -> None:
     finally:
         if args.home is None and not settings.database_url:
             embedded.stop(settings.pgdata)
-    print(f"\n{'operation':32} {'p50 ms':>9} {'p95 ms':>9} {'target p95':>11}")
+    print(f"\nmachine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (other work "
+          "on the machine inflates every figure)")
+    print(f"{'operation':32} {'p50 ms':>9} {'p95 ms':>9} {'target p95':>11}")
     for name, s in results.items():
         if not s:
             continue
@@ -315,6 +317,7 @@ def main() -> None:
         "bench": "realtime",
         "scale": scale.__dict__,
         "cpus": os.cpu_count(),
+        "load_average_1m_at_end": round(os.getloadavg()[0], 2),
         **{k: v for k, v in results.items() if v},
         "throughput_per_s": http["throughput_per_s"] if http else None,
         "throughput_clients": args.clients,

@@ -37,6 +37,7 @@ class Spool:
         self.path = self._claim(name)
         self.offset_path = self.path.with_suffix(".offset")
         self.dead_path = self.path.with_suffix(".dead")
+        self._adopt_orphans(name)
         self._depth = self._count_pending()
         self.replayed = 0
 
@@ -53,6 +54,34 @@ class Spool:
             self._lock_fd = fd
             return path
         raise RuntimeError(f"could not lock a spool file in {self.directory}")
+
+    def _adopt_orphans(self, name: str) -> None:
+        """Take over what another process (a worker that died) left in its own spool file:
+        its pending records move to the end of ours, so they are replayed too."""
+        for other in sorted(self.directory.glob(f"{name}-*.jsonl")):
+            if other == self.path:
+                continue
+            fd = os.open(other.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue  # alive: its owner replays it
+            try:
+                offset_file = other.with_suffix(".offset")
+                offset = int(offset_file.read_text() or 0) if offset_file.exists() else 0
+                with other.open("rb") as src, self.path.open("ab") as dst:
+                    src.seek(offset)
+                    for line in src:
+                        if line.endswith(b"\n"):
+                            dst.write(line)
+                    dst.flush()
+                    os.fsync(dst.fileno())
+                other.unlink()
+                offset_file.unlink(missing_ok=True)
+                log.warning("spool: adopted pending records of %s", other.name)
+            finally:
+                os.close(fd)
 
     def close(self) -> None:
         if self._lock_fd is not None:

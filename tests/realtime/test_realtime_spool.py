@@ -48,6 +48,18 @@ async def test_spool_replays_in_order_and_resumes(tmp_path: Path) -> None:
     spool.close()
 
 
+def test_orphaned_spool_is_adopted(tmp_path: Path) -> None:
+    first = Spool(tmp_path)
+    second = Spool(tmp_path)  # another worker: gets its own file
+    second.append("s", [{"k": "from-worker-2"}])
+    second.close()  # that worker dies with a record pending
+    first.close()
+    restarted = Spool(tmp_path)
+    assert restarted.depth == 1
+    assert not second.path.exists()
+    restarted.close()
+
+
 async def _wait(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not predicate():
