@@ -250,6 +250,8 @@ class NameIndex:
         self.by_joined: dict[str, list[NameForm]] = {}
         self.by_code: dict[str, list[NameForm]] = {}
         self.by_surface: dict[str, NameForm] = {}
+        # spelling_key of single-word forms → forms: the same sounds spelled another way
+        self.by_key: dict[str, list[NameForm]] = {}
         # (number of words, normalized word or code of first/last word) → multi-word forms
         self.by_edge: dict[tuple[int, str], list[NameForm]] = {}
         # first letter of the joined form → (joined strings, forms) for fuzzy search
@@ -259,6 +261,8 @@ class NameIndex:
             self.by_surface.setdefault(form.surface, form)
             for code in form.codes:
                 self.by_code.setdefault(code, []).append(form)
+            if form.n_words == 1:
+                self.by_key.setdefault(form.key, []).append(form)
             if form.n_words > 1:
                 n = form.n_words
                 keys = {(n, "w:" + form.words[0]), (n, "w:" + form.words[-1])}

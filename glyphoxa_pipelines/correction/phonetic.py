@@ -288,13 +288,17 @@ def _joined_score(
     if split and max(win.zipfs) >= cfg.function_zipf:
         return None  # "sound as the duergar": function words are their own words
     matched = [c for c in codes if c in form.codes]
+    # the same sounds in another English spelling ("vacks", "vacx" for "Vax"): Double Metaphone
+    # may code them apart ("vacx" is FKKS, "Vax" FKS), the folded spellings agree
+    homophone = n == 1 and form.n_words == 1 and spelling_key(win.joined) == form.key
     short = min(length, name_length) <= cfg.short_length
     # Several English words ("tight roll") become a name only when they spell it almost exactly
     # ("key leith" → "Keyleth"), unless capitalized like a name mid-sentence.
     english_words = split and not win.titled and min(win.zipfs) >= cfg.english_zipf
-    if matched:
-        need = _code_need(max(map(len, matched)), cfg)
-        if win.english or win.listed or win.all_common:
+    if matched or homophone:
+        # a spelling of the very sounds needs only the phonetic threshold
+        need = cfg.phonetic_threshold if homophone else _code_need(max(map(len, matched)), cfg)
+        if win.english or (win.listed and not homophone) or win.all_common:
             need = max(need, cfg.fuzzy_threshold)
         elif short:
             # "Vaks" for "Vax": short names need the same first letter and a close spelling
@@ -330,7 +334,7 @@ def _joined_score(
         if Indel.normalized_similarity(win.joined, form.joined) < 0.8:
             return None
         need = cfg.fuzzy_threshold
-    blend = bool(matched) and not english_words
+    blend = (bool(matched) or homophone) and not english_words
 
     def similarity(joined: str) -> float:
         plain = _jw(joined, form.joined)
@@ -349,7 +353,7 @@ def _joined_score(
         return None
     if form.n_words > 1:
         score = max(score, _jw(" ".join(win.norms), form.spaced))
-    return score, ("phonetic" if matched else "fuzzy")
+    return score, ("phonetic" if matched or homophone else "fuzzy")
 
 
 def _normalized_hit(
@@ -430,6 +434,12 @@ def _evaluate(
                 result = _joined_score(win, form, cfg, codes)
                 if result is not None:
                     consider(form, *result)
+        if n == 1:
+            for form in index.by_key.get(spelling_key(win.joined), ()):
+                if id(form) not in found:
+                    result = _joined_score(win, form, cfg, codes)
+                    if result is not None:
+                        consider(form, *result)
     # Word-by-word against names of as many words; two ordinary words ("black power" for
     # "Black Powder") are too weak a sign of a name.
     if n in index.multi_sizes and not (win.all_common and n < 3):

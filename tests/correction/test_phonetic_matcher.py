@@ -233,3 +233,20 @@ def test_a_word_of_the_english_list_needs_a_close_match() -> None:
         "Stabbing duergars, stabbing duergars."
     )
     assert fixed("stabbing dirgriss", index) == "stabbing Dirgris"
+
+
+def test_another_english_spelling_of_the_same_sounds_is_fixed() -> None:
+    # "vacks" and "vacx" fold to the spelling of "Vax" (Double Metaphone codes "vacx" apart)
+    index = NameIndex([("Vax'ildan", ["Vax"]), ("Vex'ahlia", ["Vex"])])
+    assert fixed("then vacks ran", index) == "then Vax ran"
+    assert fixed("then vacx ran", index) == "then Vax ran"
+    assert fixed("then Veks ran", index) == "then Vex ran"
+    # English words stay, whatever they sound like
+    assert fixed("he vacuums the wax", index) == "he vacuums the wax"
+
+
+def test_a_spelling_of_the_same_sounds_outweighs_a_rare_listing() -> None:
+    # "vecks" is listed by wordfreq (as a plural of "veck") but spells the sounds of "Vex"
+    index = NameIndex([("Vex'ahlia", ["Vex"]), "Dirgris"])
+    assert fixed("then vecks ran", index) == "then Vex ran"
+    assert fixed("stabbing duergars", index) == "stabbing duergars"
