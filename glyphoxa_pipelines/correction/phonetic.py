@@ -12,7 +12,13 @@ reference implementation corrupted correct text:
   *nacks*"), it aligns word by word with a multi-word name, or it is capitalized like a name;
 - every word of a window must earn its place, so neighbours ("of course", "lives in the") are
   never swallowed, and a multi-word name matches only when all of it was heard;
-- two entities matching about equally well change nothing.
+- two entities matching about equally well change nothing;
+- several English words become a name on a looser bar only when they agree with it in a long
+  Double Metaphone code and are an unlikely pair to say (mean Zipf low: "tube rus", not
+  "tight roll"); lower-case words never spell out a name that is itself a listed word;
+- a word written as a name already (capitalized) or listed by wordfreq however rarely needs a
+  close match, since it may be a name the graph does not know yet; the same sounds in another
+  English spelling ("vacks" for "Vax", equal `spelling_key`) are a match of their own.
 """
 
 from __future__ import annotations
