@@ -269,8 +269,12 @@ class EntityResolver:
         self.phonetic_threshold = phonetic_threshold
         self.embedding_threshold = embedding_threshold
         self._emb_cache: tuple[int, np.ndarray] | None = None
+        self._query_vecs: dict[str, np.ndarray] = {}
         for entity in entities:
             self.add(entity)
+        # embedding similarity compares against the graph the resolver was built with: one
+        # batch per session; duplicates within a session are caught by the cheaper checks
+        self._embedded_keys = len(self._keys)
 
     def add(self, entity: Entity) -> None:
         self.entities[entity.id] = entity
@@ -288,7 +292,6 @@ class EntityResolver:
             if len(parts) > 1:
                 self._by_part[parts[0]].add(entity.id)  # "Nostoc" for Nostoc Greyspine
                 self._by_surname[parts[-1]].add(entity.id)  # "Lord Greyspine" only
-        self._emb_cache = None
 
     def add_alias(self, entity_id: str, alias: str) -> None:
         key = _key(alias)
@@ -305,8 +308,25 @@ class EntityResolver:
             ids = typed or ids
         return next(iter(ids)) if len(ids) == 1 else None
 
-    def resolve(self, surface: str, type_hint: str | None = None) -> Resolution | None:
-        """The entity `surface` names, or None when nothing matches confidently."""
+    def prime(self, names: Iterable[str]) -> None:
+        """Embed many query names in one batch ahead of `resolve` (embedding step only)."""
+        if self.embedder is None:
+            return
+        todo = list(dict.fromkeys(
+            core.lower() for n in names if (core := split_descriptor(n)[2] or n.strip())
+        ))
+        todo = [t for t in todo if t not in self._query_vecs]
+        if todo:
+            self._query_vecs.update(zip(todo, self.embedder.embed(todo), strict=True))
+
+    def resolve(
+        self, surface: str, type_hint: str | None = None, *, use_embedding: bool = True
+    ) -> Resolution | None:
+        """The entity `surface` names, or None when nothing matches confidently.
+
+        Cheap matches first (exact, stripped core, name part, phonetic); embedding similarity
+        only when `use_embedding` and an embedder is set.
+        """
         full = _key(surface)
         if not full:
             return None
@@ -330,7 +350,12 @@ class EntityResolver:
                 return Resolution(surface, found, "name_part", 0.9, True)
         if core_key and len(core_key) >= 4 and (hit := self._phonetic(core_key, type_hint)):
             return Resolution(surface, hit[0], "phonetic", hit[1], True)
-        if self.embedder is not None and core and (hit := self._embedding(core)):
+        if (
+            use_embedding
+            and self.embedder is not None
+            and core
+            and (hit := self._embedding(core, type_hint))
+        ):
             return Resolution(surface, hit[0], "embedding", hit[1], True)
         return None
 
@@ -373,18 +398,30 @@ class EntityResolver:
                 best = (entity_id, round(float(score), 3))
         return best
 
-    def _embedding(self, core: str) -> tuple[str, float] | None:
+    def _embedding(self, core: str, type_hint: str | None) -> tuple[str, float] | None:
+        """Cosine similarity of name embeddings, the last resort ("Pig Pits"/"the Pig Pits").
+
+        The graph's keys are embedded once, in one batch, on first use.
+        """
         assert self.embedder is not None
-        if not self._keys:
+        if not self._embedded_keys:
             return None
-        if self._emb_cache is None or self._emb_cache[0] != len(self._keys):
-            self._emb_cache = (len(self._keys), self.embedder.embed(list(self._keys)))
+        if self._emb_cache is None:
+            keys = list(self._keys[: self._embedded_keys])
+            self._emb_cache = (len(keys), self.embedder.embed(keys))
         matrix = self._emb_cache[1]
-        vec = self.embedder.embed([core.lower()])[0]
+        query = core.lower()
+        if query not in self._query_vecs:
+            self._query_vecs[query] = self.embedder.embed([query])[0]
+        vec = self._query_vecs[query]
         sims = matrix @ vec
-        idx = int(np.argmax(sims))
-        if float(sims[idx]) >= self.embedding_threshold:
-            return self._key_ids[idx], round(float(sims[idx]), 3)
+        for idx in np.argsort(-sims)[:5]:
+            if float(sims[idx]) < self.embedding_threshold:
+                break
+            entity_id = self._key_ids[int(idx)]
+            if type_hint and self.entities[entity_id].type != type_hint:
+                continue  # similar words, different kinds of thing
+            return entity_id, round(float(sims[idx]), 3)
         return None
 
 
@@ -971,16 +1008,40 @@ def extract_knowledge(
     key_to_id: dict[str, str] = {}
     new_aliases: dict[str, list[str]] = defaultdict(list)
     taken_ids = {e.id for e in existing}
-    for k, c in sorted(candidates.items(), key=lambda kv: -kv[1].mentions):
-        if k in merged_into:
-            continue
-        kind = _choose_type(c)
+    def keep(k: str, c: _Candidate, kind: str | None) -> str | None:
+        """The type a candidate not in the graph is created with, or None to drop it."""
+        if c.mentions < min_mentions and not c.explicit:
+            return None
+        if c.mechanic and c.mechanic >= 0.3 * c.mentions:
+            return None  # "I cast Stoneskin", "my Sneak Attack damage"
+        if len(k.split()) == 1 and any(k in nouns for nouns, _ in NOUN_TYPES):
+            return None  # "Council", "Brotherhood": a capitalized common noun, not a name
+        strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
+        if has_dm and not c.by_dm and not c.explicit and not strong:
+            return None  # never voiced by the DM, no cue: table talk (films, streamers, jokes)
+        if kind is None:
+            if c.mentions < max(3, min_mentions) or _common_word(k):
+                return None  # "Role", "News": capitalized words with no sign of being names
+            kind = "npc"
+        return kind if len(k) >= 3 else None
+
+    ordered = [
+        (k, c, _choose_type(c))
+        for k, c in sorted(candidates.items(), key=lambda kv: -kv[1].mentions)
+        if k not in merged_into
+    ]
+    if embedder is not None:  # one batch for every name that may need the embedding check
+        resolver.prime([c.name for k, c, kind in ordered if keep(k, c, kind)])
+    for k, c, kind in ordered:
         surface_forms = [f for f, _ in c.forms.most_common()]
-        hit = resolver.resolve(c.name, kind)
+        hit = resolver.resolve(c.name, kind, use_embedding=False)
         if hit is None:
             for form in surface_forms:
-                if hit := resolver.resolve(form, kind):
+                if hit := resolver.resolve(form, kind, use_embedding=False):
                     break
+        kept = keep(k, c, kind) if hit is None else kind
+        if hit is None and kept is not None and embedder is not None:
+            hit = resolver.resolve(c.name, kept)
         if hit is not None:
             key_to_id[k] = hit.entity_id
             resolutions.append(hit)
@@ -1000,21 +1061,9 @@ def extract_knowledge(
                             new_aliases[hit.entity_id].append(alias)
                         resolver.add_alias(hit.entity_id, alias)
             continue
-        if c.mentions < min_mentions and not c.explicit:
+        if kept is None:
             continue
-        if c.mechanic and c.mechanic >= 0.3 * c.mentions:
-            continue  # "I cast Stoneskin", "my Sneak Attack damage"
-        if len(k.split()) == 1 and any(k in nouns for nouns, _ in NOUN_TYPES):
-            continue  # "Council", "Brotherhood": a capitalized common noun, not a name
-        strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
-        if has_dm and not c.by_dm and not c.explicit and not strong:
-            continue  # never voiced by the DM, no cue: table talk (films, streamers, jokes)
-        if kind is None:
-            if c.mentions < max(3, min_mentions) or _common_word(k):
-                continue  # "Role", "News": capitalized words with no sign of being names
-            kind = "npc"
-        if len(k) < 3:
-            continue
+        kind = kept
         base = slugify(c.name)
         entity_id, n = base, 2
         while entity_id in taken_ids:
