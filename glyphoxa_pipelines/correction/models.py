@@ -66,6 +66,9 @@ class CorrectionConfig:
     - `rare_zipf`: only windows holding a word below it may match on spelling alone (fuzzy).
     - `english_zipf`: a word (or its stem) at least this frequent is real English, however rare:
       on its own it becomes a name only when capitalized mid-sentence, with a code match.
+    - `english_name_threshold`: Jaro-Winkler needed (with a code match) to replace a single
+      English word, which must also be capitalized like a name mid-sentence ("Clarita" for
+      "Clarota"): such a word is as likely a name of its own ("Milli").
     - `listed_zipf`: a single word the English list holds at least this often ("duergars"),
       though below `english_zipf`, is replaced by a name only at `fuzzy_threshold`.
     - `split_threshold`: Jaro-Winkler needed (with a code match) when several English words
@@ -97,6 +100,7 @@ class CorrectionConfig:
     fuzzy_min_length: int = 6
     english_zipf: float = 1.5
     listed_zipf: float = 1.0
+    english_name_threshold: float = 0.90
     short_length: int = 4
     min_code_length: int = 3
     ambiguity_margin: float = 0.03

@@ -304,7 +304,10 @@ def _joined_score(
     if matched or homophone:
         # a spelling of the very sounds needs only the phonetic threshold
         need = cfg.phonetic_threshold if homophone else _code_need(max(map(len, matched)), cfg)
-        if win.english or (win.listed and not homophone) or win.all_common:
+        if win.english:
+            # a capitalized English word ("Milli", "Clarita") is a name of its own as likely
+            need = max(need, cfg.english_name_threshold)
+        elif (win.listed and not homophone) or win.all_common:
             need = max(need, cfg.fuzzy_threshold)
         elif short:
             # "Vaks" for "Vax": short names need the same first letter and a close spelling
