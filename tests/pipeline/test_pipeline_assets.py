@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import SESSION_01
 from dagster import AssetKey, materialize
+from pipeline_helpers import SESSION_01
 
 from glyphoxa_pipelines.defs.campaign_assets import build_campaign_assets
 from glyphoxa_pipelines.defs.partitions import CAMPAIGNS, SESSIONS
@@ -166,7 +166,7 @@ def _session_facts(session_id: str):
 def test_campaign_assets_consolidate(
     db: Any, sample_session: tuple[str, str], dagster_instance: Any, dagster_resources: dict
 ) -> None:
-    from conftest import SESSION_02, import_sample
+    from pipeline_helpers import SESSION_02, import_sample
 
     campaign_id, first = sample_session
     second = import_sample(db, campaign_id, SESSION_02)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from conftest import FACTS_SESSION, add_dm_world, import_sample
 from dagster import (
     AssetKey,
     DagsterInstance,
@@ -15,6 +14,7 @@ from dagster import (
     build_schedule_context,
     build_sensor_context,
 )
+from pipeline_helpers import FACTS_SESSION, add_dm_world, import_sample
 
 from glyphoxa_pipelines.defs.partitions import CAMPAIGNS, SESSIONS
 from glyphoxa_pipelines.defs.schedules import nightly_consolidation_schedule
@@ -138,7 +138,7 @@ def test_nightly_schedule_requests_changed_campaigns_only(
 def test_backfill_covers_every_session_of_the_campaign(
     db: Any, campaign_id: str, dagster_instance: DagsterInstance
 ) -> None:
-    from conftest import SESSION_01, SESSION_02
+    from pipeline_helpers import SESSION_01, SESSION_02
 
     from glyphoxa_pipelines.pipeline.backfill import launch_campaign_backfill
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FACTS_SESSION
+from pipeline_helpers import FACTS_SESSION
 from typer.testing import CliRunner
 
 from glyphoxa_pipelines.cli import app

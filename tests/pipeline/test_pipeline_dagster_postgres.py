@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import FACTS_SESSION, import_sample
 from dagster import AssetKey, DagsterInstance, materialize
+from pipeline_helpers import FACTS_SESSION, import_sample
 
 
 def test_instance_on_the_embedded_server_records_runs_and_backfills(
