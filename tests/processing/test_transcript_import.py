@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
 from glyphoxa_pipelines.campaign.transcript_import import (
     TranscriptFormatError,
@@ -11,6 +11,8 @@ from glyphoxa_pipelines.campaign.transcript_import import (
     import_transcript,
     parse_transcript,
 )
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def test_jsonl_good_file() -> None:
