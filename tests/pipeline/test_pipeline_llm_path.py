@@ -1,0 +1,91 @@
+"""The chain with an LLM configured: correction stage 2, structured extraction, abstractive
+summary and recap, all through the real `openai` client against a local HTTP stub."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glyphoxa_pipelines.memory import RecapStore, SummaryStore
+from glyphoxa_pipelines.memory.pipeline_rows import session_facts_op
+from glyphoxa_pipelines.pipeline.runner import run_session_chain
+from glyphoxa_pipelines.pipeline.services import PipelineServices
+
+_STUB_MODULE = Path(__file__).resolve().parents[1] / "processing" / "conftest.py"
+
+
+@pytest.fixture
+def llm_stub() -> Iterator[Any]:
+    """The processing tests' OpenAI-compatible stub server (loaded by path, not copied)."""
+    spec = importlib.util.spec_from_file_location("processing_openai_stub", _STUB_MODULE)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    stub = module.OpenAIStub()
+    try:
+        yield stub
+    finally:
+        stub.close()
+
+
+def _answer(body: dict[str, Any]) -> str:
+    system = body["messages"][0]["content"]
+    if "knowledge graph" in system:
+        return json.dumps(
+            {
+                "entities": [
+                    {"name": "Grimjaw", "type": "npc", "aliases": []},
+                    {"name": "Ironhold", "type": "location", "aliases": []},
+                ],
+                "relationships": [
+                    {
+                        "source": "Grimjaw",
+                        "type": "lives_in",
+                        "target": "Ironhold",
+                        "evidence": "Grimjaw lives in Ironhold, above the Rusty Anvil.",
+                        "confidence": 0.9,
+                        "assertion": "stated",
+                    }
+                ],
+            }
+        )
+    if "summarize" in system:
+        return json.dumps(
+            {
+                "summary": "The party reached Ironhold and learned who rules the city.",
+                "key_points": ["Vexmira leads the Silver Hand.", "Grimjaw lives in Ironhold."],
+            }
+        )
+    if "Previously" in system:
+        return json.dumps({"recap": "Previously: the party reached Ironhold at dusk."})
+    return "{}"  # correction stage 2: nothing to change
+
+
+def test_chain_uses_the_configured_llm(
+    db: Any, facts_session: tuple[str, str], pipeline_services: PipelineServices, llm_stub: Any
+) -> None:
+    campaign_id, session_id = facts_session
+    llm_stub.chat = _answer
+    settings = replace(
+        pipeline_services.settings, llm_model="stub-model", llm_base_url=llm_stub.base_url
+    )
+    services = PipelineServices(db, settings, embedder_factory=lambda: pipeline_services.embedder)
+    results = run_session_chain(services, session_id)
+    assert all(c.passed for o in results.values() for c in o.checks)
+    assert results["corrected_transcript"].metadata["corrector_version"].endswith("+llm")
+    assert results["extracted_knowledge"].metadata["method"] == "llm"
+    facts = [
+        (f.source_id, f.rel_type, f.target_id, f.extractor_version)
+        for f in db.run(session_facts_op(session_id))
+    ]
+    assert ("grimjaw", "lives_in", "ironhold", "llm-v1") in facts
+    assert SummaryStore(db).get(session_id).method == "llm-summary-v1"
+    assert RecapStore(db).get(session_id).text.startswith("Previously")
+    paths = {path for path, _ in llm_stub.requests}
+    assert paths == {"/v1/chat/completions"}
