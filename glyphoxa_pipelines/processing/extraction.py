@@ -936,7 +936,8 @@ def extract_knowledge(
             noun = m.group("noun").lower()
             if noun in LOCATION_NOUNS or noun in _INSIDE_OF:
                 c.type_votes["location"] += 2
-                c.descriptions[noun] += 1
+                if noun in LOCATION_NOUNS:  # "the city of X"; not "the heart of X"
+                    c.descriptions[noun] += 1
             elif noun in FACTION_NOUNS:
                 c.type_votes["faction"] += 2
         elif m := _DESCRIPTOR_BEFORE.search(before):
