@@ -1,0 +1,1 @@
+"""Pure transforms of the pipeline: chunking, mentions, extraction, summaries, recaps."""

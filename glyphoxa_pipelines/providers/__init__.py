@@ -1,0 +1,1 @@
+"""Providers behind interfaces: embeddings and the chat LLM (OpenAI-compatible or offline)."""
