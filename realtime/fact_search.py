@@ -171,31 +171,41 @@ WHERE e.campaign_id = s.campaign_id AND e.id = %(n)s
 """
 
 # The facts an NPC is party to or listed in `known_by`: by construction all visible to it (the
-# knowledge graph's visibility rule admits exactly these plus public facts). No optional
-# parameters, so the cached generic plan uses the three indexes.
-_NPC_FACT_ROWS = """
-SELECT r.id, r.source_id, r.target_id, r.rel_type, r.confidence, r.visibility, r.session_id,
-       r.observed_at,
-       (SELECT name FROM entities e WHERE e.campaign_id = r.campaign_id AND e.id = r.source_id)
+# knowledge graph's visibility rule admits exactly these plus public facts). Each direction
+# reads only its best rows through a ranked index, so a hub NPC costs what a minor one does;
+# no optional parameters, so the cached generic plan keeps using those indexes.
+_FACT_COLS = (
+    "r.id, r.campaign_id, r.source_id, r.target_id, r.rel_type, r.confidence, r.visibility, "
+    "r.session_id, r.observed_at"
+)
+_NPC_FACT_ROWS = f"""
+SELECT f.id, f.source_id, f.target_id, f.rel_type, f.confidence, f.visibility, f.session_id,
+       f.observed_at, f.ord,
+       (SELECT name FROM entities e WHERE e.campaign_id = f.campaign_id AND e.id = f.source_id)
            AS source_name,
-       (SELECT name FROM entities e WHERE e.campaign_id = r.campaign_id AND e.id = r.target_id)
-           AS target_name,
-       row_number() OVER (ORDER BY (r.source_id = %(n)s) DESC, r.confidence DESC, r.rel_type,
-                          r.id) AS ord
-FROM relationships r
-WHERE r.id IN (
-        SELECT id FROM relationships
-        WHERE campaign_id = s.campaign_id AND source_id = %(n)s AND invalidated_at IS NULL
-        UNION ALL
-        SELECT id FROM relationships
-        WHERE campaign_id = s.campaign_id AND target_id = %(n)s AND invalidated_at IS NULL
-        UNION ALL
-        SELECT id FROM relationships
-        WHERE campaign_id = s.campaign_id AND known_by @> ARRAY[%(n)s]::text[]
-          AND invalidated_at IS NULL)
-  AND r.status = 'canon'
-ORDER BY (r.source_id = %(n)s) DESC, r.confidence DESC, r.rel_type, r.id
-LIMIT %(limit)s
+       (SELECT name FROM entities e WHERE e.campaign_id = f.campaign_id AND e.id = f.target_id)
+           AS target_name
+FROM (
+    SELECT u.*, row_number() OVER (ORDER BY (u.source_id = %(n)s) DESC, u.confidence DESC,
+                                   u.rel_type, u.id) AS ord
+    FROM (
+        (SELECT {_FACT_COLS} FROM relationships r
+         WHERE r.campaign_id = s.campaign_id AND r.source_id = %(n)s
+           AND r.invalidated_at IS NULL AND r.status = 'canon'
+         ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
+        UNION
+        (SELECT {_FACT_COLS} FROM relationships r
+         WHERE r.campaign_id = s.campaign_id AND r.target_id = %(n)s
+           AND r.invalidated_at IS NULL AND r.status = 'canon'
+         ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
+        UNION
+        (SELECT {_FACT_COLS} FROM relationships r
+         WHERE r.campaign_id = s.campaign_id AND r.known_by @> ARRAY[%(n)s]::text[]
+           AND r.invalidated_at IS NULL AND r.status = 'canon'
+         ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
+    ) u
+    ORDER BY ord LIMIT %(limit)s
+) f
 """
 
 _HOT = f"""
