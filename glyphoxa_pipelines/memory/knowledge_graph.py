@@ -77,6 +77,31 @@ def _known_fact(row: dict[str, Any], npc_id: str | None) -> KnownFact:
     )
 
 
+def relationship_params(rel: Relationship) -> dict[str, Any]:
+    """Named statement parameters for a relationship row (JSON and arrays adapted)."""
+    return {
+        "campaign_id": rel.campaign_id,
+        "source_id": rel.source_id,
+        "target_id": rel.target_id,
+        "rel_type": rel.rel_type,
+        "attributes": json.dumps(rel.attributes),
+        "confidence": rel.confidence,
+        "assertion": rel.assertion,
+        "provenance": rel.provenance,
+        "dm_confirmed": rel.dm_confirmed,
+        "status": rel.status,
+        "visibility": rel.visibility,
+        "known_by": list(rel.known_by),
+        "session_id": rel.session_id,
+        "observed_at": rel.observed_at,
+        "evidence": rel.evidence,
+        "valid_from": rel.valid_from,
+        "invalidated_at": rel.invalidated_at,
+        "invalidated_by": rel.invalidated_by,
+        "extractor_version": rel.extractor_version,
+    }
+
+
 _FACTS_WITH_NAMES = f"""
     SELECT {REL_COLUMNS}, s.name AS source_name, t.name AS target_name
     FROM relationships r
@@ -171,13 +196,16 @@ class KnowledgeGraph:
         attributes: dict[str, Any] | None = None,
         remove_attributes: Sequence[str] = (),
     ) -> Op:
-        """Change fields; `attributes` are merged into the existing ones."""
+        """A DM edit: change fields, merging `attributes` into the existing ones. An extracted
+        entity becomes DM-owned, so the pipeline never overwrites the edit."""
         row = yield fetch_one(
             """UPDATE entities SET
                    name = coalesce(%(name)s, name), type = coalesce(%(type)s, type),
                    aliases = coalesce(%(aliases)s, aliases),
                    attributes = (attributes || coalesce(%(attrs)s::jsonb, '{}'::jsonb))
                                 - %(drop)s::text[],
+                   -- an edited extracted entity becomes the DM's: reprocessing keeps the edit
+                   provenance = CASE WHEN provenance = 'extracted' THEN 'dm' ELSE provenance END,
                    updated_at = now()
                WHERE campaign_id = %(c)s AND id = %(id)s RETURNING *""",
             {
@@ -318,25 +346,7 @@ class KnowledgeGraph:
                    extractor_version = EXCLUDED.extractor_version, updated_at = now()
                {guard}
                RETURNING *""",
-            {
-                "campaign_id": rel.campaign_id,
-                "source_id": rel.source_id,
-                "target_id": rel.target_id,
-                "rel_type": rel.rel_type,
-                "attributes": json.dumps(rel.attributes),
-                "confidence": rel.confidence,
-                "assertion": rel.assertion,
-                "provenance": rel.provenance,
-                "dm_confirmed": rel.dm_confirmed,
-                "status": rel.status,
-                "visibility": rel.visibility,
-                "known_by": list(rel.known_by),
-                "session_id": rel.session_id,
-                "observed_at": rel.observed_at,
-                "evidence": rel.evidence,
-                "valid_from": rel.valid_from,
-                "extractor_version": rel.extractor_version,
-            },
+            relationship_params(rel),
         )
         if row is None:  # protected: the confirmed fact stands unchanged
             row = yield fetch_one(

@@ -16,11 +16,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from glyphoxa_pipelines.db.operations import Op, execute, execute_many, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.errors import NotFoundError
-from glyphoxa_pipelines.memory.knowledge_graph import REL_COLUMNS
+from glyphoxa_pipelines.memory.knowledge_graph import REL_COLUMNS, relationship_params
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.memory.rows import from_row
 
@@ -99,30 +98,6 @@ def session_facts_op(session_id: str) -> Op:
 # ----------------------------------------------------------------------------- replacement
 
 
-def _rel_params(rel: Relationship) -> dict[str, Any]:
-    return {
-        "campaign_id": rel.campaign_id,
-        "source_id": rel.source_id,
-        "target_id": rel.target_id,
-        "rel_type": rel.rel_type,
-        "attributes": json.dumps(rel.attributes),
-        "confidence": rel.confidence,
-        "assertion": rel.assertion,
-        "provenance": rel.provenance,
-        "dm_confirmed": rel.dm_confirmed,
-        "status": rel.status,
-        "visibility": rel.visibility,
-        "known_by": list(rel.known_by),
-        "session_id": rel.session_id,
-        "observed_at": rel.observed_at,
-        "evidence": rel.evidence,
-        "valid_from": rel.valid_from,
-        "invalidated_at": rel.invalidated_at,
-        "invalidated_by": rel.invalidated_by,
-        "extractor_version": rel.extractor_version,
-    }
-
-
 def insert_fact_op(rel: Relationship) -> Op:
     """Insert a pipeline fact unless a current fact with the same (source, type, target)
     exists (another session's, the DM's, a confirmed one: theirs stands) or the DM rejected
@@ -144,7 +119,7 @@ def insert_fact_op(rel: Relationship) -> Op:
            ON CONFLICT (campaign_id, source_id, rel_type, target_id)
                WHERE invalidated_at IS NULL DO NOTHING
            RETURNING id""",
-        _rel_params(rel),
+        relationship_params(rel),
     )
     return row["id"] if row else None
 

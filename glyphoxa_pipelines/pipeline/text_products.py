@@ -66,7 +66,6 @@ def summarize_session(
     summary = summaries.summarize_session(
         chunks,
         vectors,
-        embedder=services.embedder,
         campaign_id=campaign_id,
         session_id=session_id,
         dm_names=dm_names(services, session_id),

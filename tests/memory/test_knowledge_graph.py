@@ -50,6 +50,8 @@ def test_entity_crud_and_upsert_replaces(db: Database, campaign_id: str) -> None
     assert merged.attributes == {"b": 2, "c": 3} and merged.aliases == ["Vex"]
     dropped = g.update_entity(campaign_id, "vexahlia", remove_attributes=["b"])
     assert dropped.attributes == {"c": 3}
+    g.add_entity(Entity(campaign_id, "found", "npc", "Found", provenance="extracted"))
+    assert g.update_entity(campaign_id, "found", attributes={"x": 1}).provenance == "dm"
     assert g.resolve(campaign_id, "VEX").id == "vexahlia"
     assert g.resolve(campaign_id, "nobody") is None
     assert g.delete_entity(campaign_id, "vexahlia") is True
