@@ -130,6 +130,9 @@ async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, c
                 await asyncio.sleep(0.1)
             else:
                 raise RuntimeError("the HTTP server did not come up")
+            # let the server load its embedding model before anything is timed
+            await client.post("/v1/tools/memory.search_sessions", json={
+                "session_id": live, "arguments": {"query": "warm up"}})
 
         def ctx_url(i: int) -> str:
             return f"/v1/sessions/{live}/npcs/{npcs[i % len(npcs)]}/context"

@@ -14,7 +14,6 @@ from typing import Any
 from glyphoxa_pipelines.db.operations import Op, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.knowledge_graph import (
     _FACT_FILTER,
-    _FACTS_WITH_NAMES,
     REL_COLUMNS,
     _fact_params,
     _known_fact,
@@ -35,19 +34,31 @@ def viewer(npc_id: str | None) -> str:
 
 def facts_about_op(
     campaign_id: str,
-    entity_ids: Sequence[str],
+    entity_id: str,
     npc: str,
     *,
     limit: int = 20,
-    rel_types: Sequence[str] | None = None,
 ) -> Op:
-    """Current canon facts touching any of `entity_ids`, as `npc` may see them, with names."""
-    params = _fact_params(campaign_id, npc_id=npc, rel_types=rel_types)
-    params.update(ids=list(entity_ids), limit=limit)
+    """Current canon facts touching `entity_id`, as `npc` may see them, best first, with names.
+    Two ranked branches (outgoing, incoming) so a hub entity reads only its top rows."""
+    params = _fact_params(campaign_id, npc_id=npc)
+    params.update(e=entity_id, limit=limit)
     rows = yield fetch_all(
-        f"""{_FACTS_WITH_NAMES}
-            WHERE (r.source_id = ANY(%(ids)s) OR r.target_id = ANY(%(ids)s)) AND {_FACT_FILTER}
-            ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s""",
+        f"""SELECT f.*,
+                (SELECT name FROM entities x WHERE x.campaign_id = f.campaign_id
+                    AND x.id = f.source_id) AS source_name,
+                (SELECT name FROM entities x WHERE x.campaign_id = f.campaign_id
+                    AND x.id = f.target_id) AS target_name
+            FROM (
+                (SELECT {REL_COLUMNS} FROM relationships r
+                 WHERE r.source_id = %(e)s AND {_FACT_FILTER}
+                 ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
+                UNION
+                (SELECT {REL_COLUMNS} FROM relationships r
+                 WHERE r.target_id = %(e)s AND {_FACT_FILTER}
+                 ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
+            ) f
+            ORDER BY f.confidence DESC, f.rel_type, f.id LIMIT %(limit)s""",
         params,
     )
     return [_known_fact(r, npc) for r in rows]
@@ -244,7 +255,7 @@ def entity_context_op(campaign_id: str, entity_id: str, npc: str, *, fact_limit:
     )
     if row is None:
         return None
-    facts = yield from facts_about_op(campaign_id, [entity_id], npc, limit=fact_limit)
+    facts = yield from facts_about_op(campaign_id, entity_id, npc, limit=fact_limit)
     return from_row(Entity, row), facts
 
 

@@ -862,7 +862,7 @@ class MemoryService:
                     )
                     facts = sub.facts
                 else:
-                    facts = yield from fs.facts_about_op(campaign, [ent.id], view, limit=15)
+                    facts = yield from fs.facts_about_op(campaign, ent.id, view, limit=15)
                 item = entity_result(ent, facts)
                 if args.related_to and i == 0:
                     other = yield from KnowledgeGraph.resolve.op(graph, campaign, args.related_to)
