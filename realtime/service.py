@@ -1073,6 +1073,7 @@ class MemoryService:
             "spool_depth": self.spool.depth,
             "spool_replayed": self.spool.replayed,
             "prefetch": dict(self.prefetch.stats),
+            "fulltext_timeouts": self.fulltext_timeouts,
             "tool_latency_ms": self.latencies.snapshot(),
         }
 
