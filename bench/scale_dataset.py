@@ -84,18 +84,55 @@ class Dataset:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def _vocabulary() -> tuple[list[str], np.ndarray]:
+    """English words with their real frequencies (Zipfian), plus game words: full-text
+    queries then match as many rows as they would in real transcripts, not a quarter of
+    them as a 56-word vocabulary would."""
+    from wordfreq import top_n_list, word_frequency
+
+    words = top_n_list("en", 8000) + _WORDS
+    freqs = np.array([word_frequency(w, "en") for w in words])
+    return words, freqs / freqs.sum()
+
+
+_VOCAB: tuple[list[str], np.ndarray] | None = None
+
+
 def _sentence(rng: np.random.Generator, names: list[str], n_words: int) -> str:
-    words = list(rng.choice(_WORDS, size=n_words))
+    global _VOCAB
+    if _VOCAB is None:
+        _VOCAB = _vocabulary()
+    words = list(rng.choice(_VOCAB[0], size=n_words, p=_VOCAB[1]))
     if names and rng.random() < 0.4:
         words.insert(int(rng.integers(0, len(words))), str(rng.choice(names)))
     return " ".join(words).capitalize() + "."
 
 
-def clustered_embeddings(rng: np.random.Generator, n: int, topics: int = 200) -> np.ndarray:
-    centers = rng.normal(size=(topics, DIM)).astype(np.float32)
-    assign = rng.integers(0, topics, size=n)
-    vecs = centers[assign] + rng.normal(scale=0.9, size=(n, DIM)).astype(np.float32)
-    return (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+def clustered_embeddings(
+    rng: np.random.Generator, n: int, topics: int = 150, *, seed: int = 1234
+) -> np.ndarray:
+    """Unit vectors shaped like real sentence embeddings, not like uniform noise.
+
+    Calibrated on all-MiniLM-L6-v2 embeddings of 1,000 real CRD3 chunks (7 turns, 1 turn of
+    overlap): mean nearest-neighbour cosine 0.58, mean pairwise cosine 0.16 (sd 0.11; real
+    embeddings share a common direction), participation ratio 82 (a low intrinsic dimension).
+    This generator gives 0.54, 0.16 (sd 0.10) and 66 at the same size: topics in a 128-d
+    latent space with a decaying spectrum, a shared direction, and isotropic noise. The
+    latent basis comes from `seed`, so queries and data share one embedding space.
+    """
+    space = np.random.default_rng(seed)
+    latent, decay = 128, 0.98
+    basis = space.normal(size=(latent, DIM))
+    basis /= np.linalg.norm(basis, axis=1, keepdims=True)
+    scales = decay ** np.arange(latent)
+    common = space.normal(size=DIM)
+    common /= np.linalg.norm(common)
+    centers = space.normal(size=(topics, latent)) * scales
+    z = centers[rng.integers(0, topics, size=n)] + rng.normal(size=(n, latent)) * scales
+    x = z @ basis
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x = x + 0.5 * common + 0.6 * rng.normal(size=(n, DIM)) / np.sqrt(DIM)
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
 @operation

@@ -19,10 +19,13 @@ from glyphoxa_pipelines.db.operations import Op, Statement
 
 log = logging.getLogger(__name__)
 
-# Session settings every pooled connection gets: HNSW recall, filtered-search behaviour.
+# Session settings every pooled connection gets: HNSW recall, filtered-search behaviour, and
+# custom plans always: store queries carry optional filters (`%s IS NULL OR col = %s`) whose
+# generic plan (chosen by PostgreSQL after five executions of a prepared statement) scans
+# where the custom plan uses an index — k-NN went from ~5 ms to ~50 ms that way.
 _SESSION_SETUP = (
     "SET hnsw.ef_search = 200; SET hnsw.iterative_scan = strict_order; "
-    "SET jit = off"
+    "SET plan_cache_mode = force_custom_plan; SET jit = off"
 )
 
 

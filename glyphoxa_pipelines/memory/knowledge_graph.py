@@ -673,10 +673,20 @@ class KnowledgeGraph:
         profile = from_row(NpcProfile, row["profile"]) if row["profile"] else None
         params = _fact_params(campaign_id, npc_id=npc_id)
         params["limit"] = fact_limit
+        # Three index-backed arms (out, in, known_by GIN) instead of one OR that would scan.
         facts = yield fetch_all(
-            f"""{_FACTS_WITH_NAMES}
-                WHERE (r.source_id = %(npc)s OR r.target_id = %(npc)s OR %(npc)s = ANY(r.known_by))
-                  AND {_FACT_FILTER}
+            f"""WITH mine AS (
+                    SELECT id FROM relationships WHERE campaign_id = %(c)s
+                        AND source_id = %(npc)s AND invalidated_at IS NULL
+                    UNION
+                    SELECT id FROM relationships WHERE campaign_id = %(c)s
+                        AND target_id = %(npc)s AND invalidated_at IS NULL
+                    UNION
+                    SELECT id FROM relationships WHERE known_by @> ARRAY[%(npc)s]::text[]
+                        AND campaign_id = %(c)s AND invalidated_at IS NULL)
+                {_FACTS_WITH_NAMES}
+                JOIN mine ON mine.id = r.id
+                WHERE {_FACT_FILTER}
                 ORDER BY (r.source_id = %(npc)s) DESC, r.confidence DESC, r.rel_type, r.id
                 LIMIT %(limit)s""",
             params,
