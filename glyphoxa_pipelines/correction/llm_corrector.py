@@ -21,6 +21,7 @@ from rapidfuzz.distance import JaroWinkler
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import NameIndex, normalize
 from glyphoxa_pipelines.correction.phonetic import Token, tokenize
+from glyphoxa_pipelines.providers.openai_client import make_client
 
 log = logging.getLogger(__name__)
 
@@ -73,18 +74,11 @@ class LLMCorrector:
 
     def _client(self) -> Any:
         if self.client is None:
-            from openai import OpenAI
-
-            key = (
-                self.api_key
-                or os.environ.get(self.api_key_env)
-                or os.environ.get("OPENAI_API_KEY")
-                or "not-needed"
-            )
-            self.client = OpenAI(
-                base_url=self.base_url,
-                api_key=key,
-                timeout=self.timeout_s,
+            self.client = make_client(
+                self.base_url,
+                self.api_key,
+                api_key_env=self.api_key_env,
+                timeout_s=self.timeout_s,
                 max_retries=self.max_retries,
             )
         return self.client

@@ -15,6 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from glyphoxa_pipelines.providers.openai_client import make_client, with_backoff
+
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 DEFAULT_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
@@ -225,38 +227,17 @@ class OpenAIEmbedder:
     @property
     def client(self) -> Any:
         if self._client is None:
-            from openai import OpenAI
-
-            self._client = OpenAI(
-                base_url=self._base_url,
-                api_key=self._api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
-                timeout=self._timeout_s,
-                max_retries=0,  # tenacity does the retrying, with backoff we control
+            # tenacity does the retrying (with_backoff), so the client itself does not
+            self._client = make_client(
+                self._base_url,
+                self._api_key,
+                api_key_env="OPENAI_API_KEY",
+                timeout_s=self._timeout_s,
             )
         return self._client
 
     def _embed_batch(self, batch: list[str]) -> np.ndarray:
-        import openai
-        from tenacity import (
-            retry,
-            retry_if_exception_type,
-            stop_after_attempt,
-            wait_exponential_jitter,
-        )
-
-        retryable = (
-            openai.APIConnectionError,
-            openai.APITimeoutError,
-            openai.RateLimitError,
-            openai.InternalServerError,
-        )
-
-        @retry(
-            retry=retry_if_exception_type(retryable),
-            stop=stop_after_attempt(self.max_retries),
-            wait=wait_exponential_jitter(initial=0.5, max=20),
-            reraise=True,
-        )
+        @with_backoff(self.max_retries, max_wait_s=20)
         def call() -> np.ndarray:
             kwargs: dict[str, Any] = {"model": self.model, "input": batch}
             if self.send_dimensions:

@@ -9,11 +9,12 @@ JSON-object answers parsed robustly (models wrap JSON in prose or code fences).
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 from dataclasses import dataclass
 from typing import Any
+
+from glyphoxa_pipelines.providers.openai_client import make_client, with_backoff
 
 DEFAULT_API_KEY_ENV = "GLYPHOXA_LLM_API_KEY"
 
@@ -95,43 +96,18 @@ class ChatLLM:
 
     def _client(self) -> Any:
         if self.client is None:
-            from openai import OpenAI
-
-            key = (
-                self.api_key
-                or os.environ.get(self.api_key_env)
-                or os.environ.get("OPENAI_API_KEY")
-                or "not-needed"
-            )
-            self.client = OpenAI(
-                base_url=self.base_url, api_key=key, timeout=self.timeout_s, max_retries=0
+            self.client = make_client(
+                self.base_url, self.api_key, api_key_env=self.api_key_env, timeout_s=self.timeout_s
             )
         return self.client
 
     def complete(self, messages: list[dict[str, str]], *, json_object: bool = False) -> str:
         """The assistant's text; transient errors are retried with exponential backoff."""
         import openai
-        from tenacity import (
-            retry,
-            retry_if_exception_type,
-            stop_after_attempt,
-            wait_exponential_jitter,
-        )
 
-        retryable = (
-            openai.APIConnectionError,
-            openai.APITimeoutError,
-            openai.RateLimitError,
-            openai.InternalServerError,
-        )
         use_format = json_object and self.json_mode
 
-        @retry(
-            retry=retry_if_exception_type(retryable),
-            stop=stop_after_attempt(self.max_retries),
-            wait=wait_exponential_jitter(initial=0.5, max=30),
-            reraise=True,
-        )
+        @with_backoff(self.max_retries, max_wait_s=30)
         def call(with_format: bool) -> str:
             kwargs: dict[str, Any] = {
                 "model": self.model,
