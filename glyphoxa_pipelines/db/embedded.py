@@ -95,6 +95,7 @@ def status(pgdata: Path) -> EmbeddedStatus:
 
 def stop(pgdata: Path) -> bool:
     """Stop the server if it runs; True when it was running."""
+    _quiet_platformdirs()
     from pgserver._commands import pg_ctl
 
     st = status(pgdata)
