@@ -36,6 +36,9 @@ class Settings:
     embedding_dimension: int | None = None
     llm_base_url: str | None = None
     llm_model: str | None = None
+    tts_base_url: str | None = None
+    tts_model: str | None = None  # unset: recaps are text only
+    tts_voice: str = "alloy"
     api_token: str | None = None
     review_threshold: float = 0.7
 
@@ -53,6 +56,9 @@ class Settings:
             embedding_dimension=int(dim) if dim else None,
             llm_base_url=env.get("GLYPHOXA_LLM_BASE_URL") or None,
             llm_model=env.get("GLYPHOXA_LLM_MODEL") or None,
+            tts_base_url=env.get("GLYPHOXA_TTS_BASE_URL") or None,
+            tts_model=env.get("GLYPHOXA_TTS_MODEL") or None,
+            tts_voice=env.get("GLYPHOXA_TTS_VOICE") or "alloy",
             api_token=env.get("GLYPHOXA_API_TOKEN") or None,
             review_threshold=_env_float("GLYPHOXA_REVIEW_THRESHOLD", 0.7),
         )

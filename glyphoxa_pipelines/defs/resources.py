@@ -111,7 +111,8 @@ class LLMResource(ConfigurableResource):
 def pipeline_services(
     glyphoxa_db: GlyphoxaDatabase, embedder: EmbedderResource, llm: LLMResource
 ) -> Any:
-    """The step functions' view of the three resources."""
+    """The step functions' view of the three resources. The optional speech endpoint for
+    spoken recaps needs no resource: its GLYPHOXA_TTS_* settings come from the environment."""
     from glyphoxa_pipelines.pipeline.services import PipelineServices
 
     settings = replace(

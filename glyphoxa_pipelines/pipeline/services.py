@@ -1,4 +1,5 @@
-"""What the pipeline steps run against: the database, the embedder and the optional LLM.
+"""What the pipeline steps run against: the database, the embedder, the optional LLM and the
+optional speech endpoint.
 
 Why one object: the Dagster resources and the in-process runner (`glyphoxa process`, the demo,
 the bench) must hand the *same* step code the same things. Providers are built lazily, so a
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from glyphoxa_pipelines.db import Database
     from glyphoxa_pipelines.providers.embeddings import Embedder
     from glyphoxa_pipelines.providers.llm import ChatLLM
+    from glyphoxa_pipelines.providers.speech import SpeechSynthesizer
 
 
 def embedder_from_settings(settings: Settings) -> Embedder:
@@ -56,6 +58,15 @@ def corrector_llm_from_settings(settings: Settings) -> LLMCorrector | None:
     return LLMCorrector(model=settings.llm_model, base_url=settings.llm_base_url)
 
 
+def speech_from_settings(settings: Settings) -> SpeechSynthesizer | None:
+    """Spoken recaps, when a speech model is configured; None keeps recaps text only."""
+    from glyphoxa_pipelines.providers.speech import get_speech
+
+    return get_speech(
+        model=settings.tts_model, voice=settings.tts_voice, base_url=settings.tts_base_url
+    )
+
+
 @dataclass
 class PipelineServices:
     """A database plus lazily built providers. `embedder_factory` / `llm_factory` can be
@@ -66,6 +77,7 @@ class PipelineServices:
     embedder_factory: Callable[[], Embedder] | None = None
     llm_factory: Callable[[], ChatLLM | None] | None = None
     corrector_llm_factory: Callable[[], LLMCorrector | None] | None = None
+    speech_factory: Callable[[], SpeechSynthesizer | None] | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -90,6 +102,13 @@ class PipelineServices:
             )
             self._cache["corrector_llm"] = factory()
         return self._cache["corrector_llm"]
+
+    @property
+    def speech(self) -> SpeechSynthesizer | None:
+        if "speech" not in self._cache:
+            factory = self.speech_factory or (lambda: speech_from_settings(self.settings))
+            self._cache["speech"] = factory()
+        return self._cache["speech"]
 
 
 SMALL_BATCH = 8

@@ -513,20 +513,45 @@ def session_summary(services: PipelineServices, session_id: str) -> StepOutcome:
 # ----------------------------------------------------------------------------- 7. recap
 
 
+def _recap_audio(services: PipelineServices, session_id: str, text: str) -> dict[str, Any]:
+    """Speak the recap to `<home>/recaps/<session>.<format>` when a speech model is configured.
+
+    A failure is reported, not raised: the text recap is what the next session needs, and a
+    retry of the whole step would redo the LLM recap for nothing (retries live in the provider).
+    """
+    from glyphoxa_pipelines.providers.speech import SpeechError
+
+    speech = services.speech
+    if speech is None or not text.strip():
+        return {}
+    path = services.settings.home / "recaps" / f"{session_id}.{speech.response_format}"
+    try:
+        size = speech.synthesize_to(text, path)
+    except (SpeechError, OSError) as exc:
+        return {"audio_model": speech.model, "audio_error": str(exc)[:500]}
+    return {"audio_model": speech.model, "audio_path": str(path), "audio_bytes": size}
+
+
 def session_recap(services: PipelineServices, session_id: str) -> StepOutcome:
-    """A dramatic "Previously on..." for the start of the next session, saved as the recap."""
+    """A dramatic "Previously on..." for the start of the next session, saved as the recap,
+    and spoken to an audio file when a speech endpoint is configured."""
     from glyphoxa_pipelines.memory import RecapStore
     from glyphoxa_pipelines.pipeline import text_products
 
     info = _session(services, session_id)
     recap, details = text_products.recap_session(services, info["campaign_id"], session_id)
-    RecapStore(services.db).save(recap)
+    store = RecapStore(services.db)
+    store.save(recap)  # the text first: a slow or failing speech endpoint cannot lose it
+    audio = _recap_audio(services, session_id, recap.text)
+    if audio.get("audio_path"):
+        recap = store.save(replace(recap, audio_path=audio["audio_path"]))
     out = StepOutcome("session_recap")
     out.metadata = {
         "method": recap.method,
         "recap_words": len(recap.text.split()),
         "audio_path": recap.audio_path,
         "preview": recap.text[:300],
+        **audio,
         **details,
     }
     out.checks.append(

@@ -3,35 +3,14 @@ summary and recap, all through the real `openai` client against a local HTTP stu
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from glyphoxa_pipelines.memory import RecapStore, SummaryStore
 from glyphoxa_pipelines.memory.pipeline_rows import session_facts_op
 from glyphoxa_pipelines.pipeline.runner import run_session_chain
 from glyphoxa_pipelines.pipeline.services import PipelineServices
-
-_STUB_MODULE = Path(__file__).resolve().parents[1] / "processing" / "conftest.py"
-
-
-@pytest.fixture
-def llm_stub() -> Iterator[Any]:
-    """The processing tests' OpenAI-compatible stub server (loaded by path, not copied)."""
-    spec = importlib.util.spec_from_file_location("processing_openai_stub", _STUB_MODULE)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    stub = module.OpenAIStub()
-    try:
-        yield stub
-    finally:
-        stub.close()
 
 
 def _answer(body: dict[str, Any]) -> str:

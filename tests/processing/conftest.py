@@ -29,9 +29,9 @@ def crd3_episode() -> Path:
 
 
 class OpenAIStub:
-    """A real HTTP server speaking the OpenAI chat/embeddings wire format.
+    """A real HTTP server speaking the OpenAI chat/embeddings/speech wire format.
 
-    `chat` and `embed` are replaceable callables; `fail_next` makes the next N requests
+    `chat`, `embed` and `speech` are replaceable callables; `fail_next` makes the next N requests
     answer 500 (to exercise retries); `requests` records every request body.
     """
 
@@ -40,6 +40,7 @@ class OpenAIStub:
         self.embed: Callable[[list[str]], list[list[float]]] = lambda texts: [
             [1.0, 0.0, 0.0] for _ in texts
         ]
+        self.speech: Callable[[dict[str, Any]], bytes] = lambda body: b"ID3-stub-audio"
         self.fail_next = 0
         self.requests: list[tuple[str, dict[str, Any]]] = []
         stub = self
@@ -74,13 +75,17 @@ class OpenAIStub:
                                  for i, v in enumerate(vectors)],
                         "usage": {"prompt_tokens": 1, "total_tokens": 1},
                     })
+                elif self.path.endswith("/audio/speech"):
+                    self._send_bytes(200, stub.speech(body), "audio/mpeg")
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+                self._send_bytes(status, json.dumps(payload).encode(), "application/json")
+
+            def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
