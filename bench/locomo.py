@@ -280,7 +280,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
-    ap.add_argument("--limit", type=int, default=0, help="only the first N conversations")
+    ap.add_argument("--limit", "--conversations", dest="limit", type=int, default=0,
+                    help="only the first N conversations")
     ap.add_argument("--top-k", type=int, default=30, help="passages asked of the tool")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     ap.add_argument("--fusion", default="1.0,1.0",
