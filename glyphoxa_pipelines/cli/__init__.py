@@ -25,13 +25,7 @@ COMMAND_MODULES = (
 )
 
 for _name in COMMAND_MODULES:
-    try:
-        _module = importlib.import_module(f"glyphoxa_pipelines.cli.{_name}")
-    except ModuleNotFoundError as _exc:  # a concern not built yet in this checkout
-        if _exc.name != f"glyphoxa_pipelines.cli.{_name}":
-            raise
-        continue
-    _module.register(app)
+    importlib.import_module(f"glyphoxa_pipelines.cli.{_name}").register(app)
 
 
 def main() -> None:
