@@ -36,6 +36,36 @@ CHUNK_COLUMNS = (
 )
 
 
+# Optional chunk filters shared by vector and full-text search; `{session}` names the column
+# to filter the session on (the embedding row's copy lets the k-NN use its own index).
+_CHUNK_FILTERS = """
+    AND (%(s)s::text IS NULL OR {session} = %(s)s)
+    AND (%(sp)s::text IS NULL OR %(sp)s = ANY(c.speakers))
+    AND (%(ents)s::text[] IS NULL OR c.entity_ids && %(ents)s::text[])
+    AND (%(after)s::timestamptz IS NULL OR c.end_at >= %(after)s)
+    AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)"""
+
+
+def _filter_params(
+    campaign_id: str,
+    top_k: int,
+    session_id: str | None,
+    speaker: str | None,
+    entity_ids: Sequence[str] | None,
+    after: datetime | None,
+    before: datetime | None,
+) -> dict[str, Any]:
+    return {
+        "c": campaign_id,
+        "s": session_id,
+        "sp": speaker,
+        "ents": list(entity_ids) if entity_ids is not None else None,
+        "after": after,
+        "before": before,
+        "k": top_k,
+    }
+
+
 def index_name(model: str) -> str:
     return "chunk_embeddings_hnsw_" + re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")
 
@@ -229,12 +259,8 @@ class SemanticIndex:
             dim=sql.Literal(dim)
         )
         filters = sql.SQL(
-            """e.model = {model} AND e.campaign_id = %(c)s
-                 AND (%(s)s::text IS NULL OR e.session_id = %(s)s)
-                 AND (%(sp)s::text IS NULL OR %(sp)s = ANY(c.speakers))
-                 AND (%(ents)s::text[] IS NULL OR c.entity_ids && %(ents)s::text[])
-                 AND (%(after)s::timestamptz IS NULL OR c.end_at >= %(after)s)
-                 AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)"""
+            "e.model = {model} AND e.campaign_id = %(c)s"
+            + _CHUNK_FILTERS.format(session="e.session_id")
         ).format(model=sql.Literal(model))
         if session_id is not None or entity_ids is not None:
             # Selective filters: an exact scan of the few matching rows beats an HNSW walk
@@ -254,19 +280,8 @@ class SemanticIndex:
                    WHERE {filters}
                    ORDER BY {distance} LIMIT %(k)s"""
             ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
-        rows = yield fetch_all(
-            query,
-            {
-                "v": vec,
-                "c": campaign_id,
-                "s": session_id,
-                "sp": speaker,
-                "ents": list(entity_ids) if entity_ids is not None else None,
-                "after": after,
-                "before": before,
-                "k": top_k,
-            },
-        )
+        params = _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before)
+        rows = yield fetch_all(query, dict(params, v=vec))
         return [ChunkHit(from_row(Chunk, r), float(r["distance"]), "vector") for r in rows]
 
     @operation
@@ -318,22 +333,12 @@ class SemanticIndex:
             f"""SELECT {CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q) AS rank
                 FROM chunks c, to_tsquery('english', %(q)s) q
                 WHERE c.campaign_id = %(c)s AND c.tsv @@ q
-                  AND (%(s)s::text IS NULL OR c.session_id = %(s)s)
-                  AND (%(sp)s::text IS NULL OR %(sp)s = ANY(c.speakers))
-                  AND (%(ents)s::text[] IS NULL OR c.entity_ids && %(ents)s::text[])
-                  AND (%(after)s::timestamptz IS NULL OR c.end_at >= %(after)s)
-                  AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)
+                {_CHUNK_FILTERS.format(session="c.session_id")}
                 ORDER BY rank DESC, c.session_id, c.seq LIMIT %(k)s""",
-            {
-                "q": or_tsquery(query),
-                "c": campaign_id,
-                "s": session_id,
-                "sp": speaker,
-                "ents": list(entity_ids) if entity_ids is not None else None,
-                "after": after,
-                "before": before,
-                "k": top_k,
-            },
+            dict(
+                _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before),
+                q=or_tsquery(query),
+            ),
         )
         return [ChunkHit(from_row(Chunk, r), float(r["rank"]), "fulltext") for r in rows]
 
