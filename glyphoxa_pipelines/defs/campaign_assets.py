@@ -2,8 +2,6 @@
 corrector and STT keyword boosting use, and nightly consolidation."""
 
 # No `from __future__ import annotations`: Dagster inspects these annotations at runtime.
-import time
-
 from dagster import AssetExecutionContext, AssetsDefinition, MaterializeResult, asset
 
 from glyphoxa_pipelines.config import Settings
@@ -17,6 +15,7 @@ from glyphoxa_pipelines.defs.resources import (
 )
 from glyphoxa_pipelines.pipeline import versions
 from glyphoxa_pipelines.pipeline.campaign_steps import CAMPAIGN_STEPS
+from glyphoxa_pipelines.pipeline.runner import run_step
 
 GROUP = "campaign_memory"
 
@@ -72,7 +71,4 @@ def _run(
     llm: LLMResource,
 ) -> MaterializeResult:
     services = pipeline_services(glyphoxa_db, embedder, llm)
-    started = time.perf_counter()
-    outcome = CAMPAIGN_STEPS[name](services, context.partition_key)
-    outcome.seconds = time.perf_counter() - started
-    return materialize_result(outcome)
+    return materialize_result(run_step(CAMPAIGN_STEPS[name], services, context.partition_key))

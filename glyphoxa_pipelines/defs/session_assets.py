@@ -29,6 +29,7 @@ from glyphoxa_pipelines.defs.resources import (
     pipeline_services,
 )
 from glyphoxa_pipelines.pipeline import versions
+from glyphoxa_pipelines.pipeline.runner import run_step
 from glyphoxa_pipelines.pipeline.session_steps import SESSION_ASSETS, SESSION_STEPS
 
 LLM_POOL = "glyphoxa_llm"
@@ -78,12 +79,8 @@ def _session_asset(name: str, upstream: str | None, code_version: str) -> Assets
         embedder: EmbedderResource,
         llm: LLMResource,
     ) -> MaterializeResult:
-        import time
-
         services = pipeline_services(glyphoxa_db, embedder, llm)
-        started = time.perf_counter()
-        outcome = step(services, context.partition_key)
-        outcome.seconds = time.perf_counter() - started
+        outcome = run_step(step, services, context.partition_key)
         for failed in outcome.failed_checks:
             context.log.warning(f"check {failed.name} failed: {failed.description}")
         version = outcome.metadata.get("content_version") if name == "raw_transcript" else None
