@@ -279,17 +279,11 @@ def all_entities_op(campaign_id: str) -> Op:
 KnownFactList = list[KnownFact]
 
 
-def custom_plan_op(op: Op, timeout_ms: int | None = None) -> Op:
-    """Run `op` with custom plans (and optionally a statement timeout) for this transaction.
-
-    Why: store queries with optional filters (`%(x)s IS NULL OR ...`) get a generic plan after
-    five executions on a pooled connection, and that plan cannot use the HNSW or trigram
-    indexes (measured: k-NN went from ~5 ms to ~50 ms). Re-planning costs well under 1 ms."""
-    yield fetch_one(
-        "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
-        "set_config('statement_timeout', %s, true)",
-        (str(int(timeout_ms)) if timeout_ms else "0",),
-    )
+def statement_timeout_op(op: Op, timeout_ms: int) -> Op:
+    """Run `op` under a statement time limit for this transaction only, so a slow leg (the
+    full-text half of a hybrid search) fails fast instead of holding the voice turn. Custom
+    plans need no per-call setting: every pooled connection forces them (db/database.py)."""
+    yield fetch_one("SELECT set_config('statement_timeout', %s, true)", (str(int(timeout_ms)),))
     return (yield from op)
 
 

@@ -642,9 +642,7 @@ class MemoryService:
         start = time.perf_counter()
         try:
             if trig.kind == "entity":
-                got = await self.run(
-                    fs.custom_plan_op(fs.entity_context_op(campaign_id, trig.key, view))
-                )
+                got = await self.run(fs.entity_context_op(campaign_id, trig.key, view))
                 memories = [] if got is None else [entity_memory(*got)]
             else:
                 hits = await self._hybrid(campaign_id, trig.key, 3)
@@ -805,7 +803,7 @@ class MemoryService:
         wv, wt = self.fusion_weights
         # The full-text leg needs no embedding: it runs while the query is being embedded.
         text_leg = asyncio.ensure_future(
-            self._guarded(fs.custom_plan_op(SemanticIndex.fulltext_search.op(
+            self._guarded(fs.statement_timeout_op(SemanticIndex.fulltext_search.op(
                 self.index, campaign_id, query, n, **filters), self.fulltext_timeout_ms))
             if wt else _nothing()
         )
@@ -813,8 +811,8 @@ class MemoryService:
             vector_hits: list[ChunkHit] = []
             if wv:
                 vec = await self.embedder.embed(query)
-                vector_hits = await self.run(fs.custom_plan_op(SemanticIndex.search.op(
-                    self.index, campaign_id, vec, n, model=self.embedder.model_id, **filters)))
+                vector_hits = await self.run(SemanticIndex.search.op(
+                    self.index, campaign_id, vec, n, model=self.embedder.model_id, **filters))
             text_hits = await text_leg
         finally:
             if not text_leg.done():
@@ -893,7 +891,7 @@ class MemoryService:
                 out.append(item)
             return out
 
-        return await self.run(fs.custom_plan_op(op()))
+        return await self.run(op())
 
     async def _tool_get_session_summary(
         self, args: tl.GetSessionSummaryArgs, scope: ToolScope
@@ -927,7 +925,7 @@ class MemoryService:
                 }
             ]
 
-        return await self.run(fs.custom_plan_op(op()))
+        return await self.run(op())
 
     async def _tool_search_facts(
         self, args: tl.SearchFactsArgs, scope: ToolScope
@@ -958,7 +956,7 @@ class MemoryService:
                 out += [event_result(e, started) for e, started in events]
             return out[: args.limit]
 
-        return await self.run(fs.custom_plan_op(op()))
+        return await self.run(op())
 
     async def _tool_search_graph(
         self, args: tl.SearchGraphArgs, scope: ToolScope
@@ -972,12 +970,12 @@ class MemoryService:
             graph_scope = GraphScope(campaign, entity_ids=(ent.id,))
         if args.mode == "semantic":
             vec = await self.embedder.embed(args.query)
-            hits = await self.run(fs.custom_plan_op(
+            hits = await self.run(
                 GraphRAGQuerier.query_with_embedding.op(self.graph_rag, vec, args.top_k,
                                                         graph_scope)
-            ))
+            )
             return [chunk_result(h, 1.0 - h.score, ["vector"]) for h in hits]
-        hits = await self.run(fs.custom_plan_op(
+        hits = await self.run(fs.statement_timeout_op(
             GraphRAGQuerier.query_with_context.op(self.graph_rag, args.query, graph_scope,
                                                   limit=args.top_k),
             self.fulltext_timeout_ms * 4,
