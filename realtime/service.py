@@ -14,8 +14,6 @@ import contextlib
 import copy
 import json
 import logging
-import math
-import re
 import sys
 import time
 from collections import OrderedDict, deque
@@ -52,9 +50,11 @@ from glyphoxa_pipelines.memory.models import ChunkHit
 from glyphoxa_pipelines.memory.session_log import _INSERT_ENTRIES, _entry_record, validate_entry
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 from realtime import fact_search as fs
+from realtime import session_search as ss
 from realtime import tools as tl
 from realtime.hot_context import HotContext, Memory, assemble, fit_budget
 from realtime.prefetch import PrefetchCache, Prefetched, Trigger, detect
+from realtime.session_search import chunk_result, passages, rrf, terms  # noqa: F401 - re-exported
 from realtime.spool import PermanentSpoolError, Spool
 
 log = logging.getLogger(__name__)
@@ -149,53 +149,6 @@ class QueryEmbedder:
         if hit is not None:
             return hit
         return await asyncio.to_thread(self.embed_sync, text)
-
-
-# Rank fusion and turn-level packing of `memory.search_sessions` (LoCoMo evidence recall
-# within 1,500 tokens, first two conversations: k=60 whole windows trimmed to matching turns
-# 0.763; k=20 turn-level fusion, lexical weight 2, one neighbour each side 0.831; no
-# neighbours 0.701).
-RRF_K = 20
-NEIGHBOURS = 1
-TURN_WEIGHT = 2.0
-
-
-def rrf(
-    lists: Sequence[Sequence[ChunkHit]], k: int = RRF_K, weights: Sequence[float] | None = None
-) -> list[tuple[ChunkHit, float, list[str]]]:
-    """Reciprocal rank fusion of ranked chunk lists (ties: session, seq)."""
-    scores: dict[str, float] = {}
-    hits: dict[str, ChunkHit] = {}
-    methods: dict[str, list[str]] = {}
-    for li, ranked in enumerate(lists):
-        w = weights[li] if weights else 1.0
-        for rank, hit in enumerate(ranked):
-            cid = hit.chunk.id
-            scores[cid] = scores.get(cid, 0.0) + w / (k + rank + 1)
-            hits.setdefault(cid, hit)
-            methods.setdefault(cid, []).append(hit.method)
-    order = sorted(scores, key=lambda c: (-scores[c], hits[c].chunk.session_id, hits[c].chunk.seq))
-    return [(hits[c], scores[c], methods[c]) for c in order]
-
-
-def chunk_result(hit: ChunkHit, score: float, methods: list[str]) -> dict[str, Any]:
-    c = hit.chunk
-    return {
-        "text": c.text,
-        "score": round(score, 6),
-        "methods": methods,
-        "chunk_id": c.id,
-        "source": {
-            "session_id": c.session_id,
-            "when": _iso(c.start_at),
-            "until": _iso(c.end_at),
-            "speakers": list(c.speakers),
-            "first_entry_id": c.first_entry_id,
-            "last_entry_id": c.last_entry_id,
-        },
-        "entity_ids": list(c.entity_ids),
-        "token_count": c.token_count,
-    }
 
 
 class MemoryService:
@@ -789,59 +742,15 @@ class MemoryService:
         campaign_id: str,
         query: str,
         top_k: int,
-        *,
-        session_id: str | None = None,
-        speaker: str | None = None,
-        after: datetime | None = None,
-        before: datetime | None = None,
-        candidates: int | None = None,
+        **filters: Any,
     ) -> list[tuple[ChunkHit, float, list[str]]]:
-        """Vector and full-text candidates fetched concurrently, fused by reciprocal rank."""
-        n = candidates or max(3 * top_k, 15)
-        filters = {"session_id": session_id, "speaker": speaker, "after": after,
-                   "before": before}
-        wv, wt = self.fusion_weights
-        # The full-text leg needs no embedding: it runs while the query is being embedded.
-        text_leg = asyncio.ensure_future(
-            self._guarded(fs.statement_timeout_op(SemanticIndex.fulltext_search.op(
-                self.index, campaign_id, query, n, **filters), self.fulltext_timeout_ms))
-            if wt else _nothing()
-        )
-        try:
-            vector_hits: list[ChunkHit] = []
-            if wv:
-                vec = await self.embedder.embed(query)
-                vector_hits = await self.run(SemanticIndex.search.op(
-                    self.index, campaign_id, vec, n, model=self.embedder.model_id, **filters))
-            text_hits = await text_leg
-        finally:
-            if not text_leg.done():
-                text_leg.cancel()
-        return rrf([vector_hits, text_hits], weights=[wv, wt])[:top_k]
-
-    async def _guarded(self, op: Op) -> list[Any]:
-        """The full-text leg under its own time limit: a query of very common words can match
-        most of a campaign; then the vector leg answers alone."""
-        try:
-            return await self.run(op)
-        except QueryTimeoutError:
-            self.fulltext_timeouts += 1
-            return []
+        """Vector + full-text chunk candidates, rank-fused (`session_search.hybrid`)."""
+        return await ss.hybrid(self, campaign_id, query, top_k, **filters)
 
     async def _tool_search_sessions(
         self, args: tl.SearchSessionsArgs, scope: ToolScope
     ) -> list[dict[str, Any]]:
-        hits = await self._hybrid(
-            scope.campaign_id or "",
-            args.query,
-            args.top_k,
-            session_id=args.session_id,
-            speaker=args.speaker,
-            after=args.after,
-            before=args.before,
-        )
-        turns = await self.run(fs.chunk_turns_op([h.chunk.id for h, _, _ in hits]))
-        return passages(hits, turns, args.query, args.max_tokens)
+        return await ss.search_sessions(self, args, scope.campaign_id or "")
 
     async def _tool_query_entities(
         self, args: tl.QueryEntitiesArgs, scope: ToolScope
@@ -1086,10 +995,6 @@ class MemoryService:
         }
 
 
-async def _nothing() -> list[Any]:
-    return []
-
-
 def _select_one() -> Op:
     from glyphoxa_pipelines.db.operations import fetch_one
 
@@ -1115,128 +1020,6 @@ def _dedupe(memories: list[Memory]) -> list[Memory]:
         if key not in seen:
             seen.add(key)
             out.append(m)
-    return out
-
-
-_STOP = frozenset(
-    "a an the and or but if of to in on at for with about from by as is are was were be been "
-    "being do does did have has had i you he she it we they me him her them my your his its our "
-    "their this that these those what when where who whom which why how not no so just very can "
-    "could would should will shall may might must there here than then too also up down out "
-    "over under again once ever any some all".split()
-)
-_TERM = re.compile(r"[a-z0-9']+")
-
-
-def terms(text: str) -> set[str]:
-    """Content words, crudely stemmed: enough to spot which turns of a window matter."""
-    out = set()
-    for word in _TERM.findall(text.lower()):
-        word = word.strip("'")
-        if len(word) < 2 or word in _STOP:
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        out.add(word)
-    return out
-
-
-def _turn_weights(
-    turns: dict[str, list[dict[str, Any]]], wanted: set[str]
-) -> tuple[dict[int, set[str]], dict[str, float]]:
-    """Query terms each candidate turn holds, and each term's weight: inverse frequency over
-    the candidate turns, so a name said in every turn counts for little and a rare word of the
-    question (a place, an object) for much."""
-    row_terms: dict[int, set[str]] = {}
-    for rows in turns.values():
-        for r in rows:
-            if r["id"] not in row_terms:
-                row_terms[r["id"]] = wanted & terms(r["text"])
-    n = max(1, len(row_terms))
-    df: dict[str, int] = {}
-    for found in row_terms.values():
-        for t in found:
-            df[t] = df.get(t, 0) + 1
-    return row_terms, {t: math.log(1.0 + n / c) for t, c in df.items()}
-
-
-def passages(
-    hits: list[tuple[ChunkHit, float, list[str]]],
-    turns: dict[str, list[dict[str, Any]]],
-    query: str,
-    max_tokens: int,
-) -> list[dict[str, Any]]:
-    """Turn-level fusion: every candidate turn that shares a query term is a passage seed
-    (itself and its neighbours), ranked by its window's rank fused with its own lexical rank
-    (query terms weighted by rarity among the candidates); windows with no matching turn
-    compete whole at their own rank. Packed best first, each turn shown once, until
-    `max_tokens`."""
-    from realtime.hot_context import estimate_tokens
-
-    wanted = terms(query)
-    row_terms, weight = _turn_weights(turns, wanted)
-    units: list[tuple[float, int, ChunkHit, float, list[str], list[dict[str, Any]]]] = []
-    lexical: list[tuple[float, int, int]] = []  # (-score, chunk rank, turn index)
-    placed: set[int] = set()
-    for rank, (hit, _score, _methods) in enumerate(hits):
-        rows = turns.get(hit.chunk.id) or []
-        matched = False
-        for i, r in enumerate(rows):
-            sc = sum(weight[t] for t in row_terms.get(r["id"], ()))
-            if sc > 0:
-                matched = True
-                if r["id"] not in placed:
-                    placed.add(r["id"])
-                    lexical.append((-sc, rank, i))
-        if not matched:
-            units.append((1.0 / (RRF_K + rank + 1), rank, *hits[rank], rows))
-    lexical.sort()
-    for lex_rank, (_neg, rank, i) in enumerate(lexical):
-        hit, score, methods = hits[rank]
-        rows = turns[hit.chunk.id]
-        window = rows[max(0, i - NEIGHBOURS): i + NEIGHBOURS + 1]
-        fused = 1.0 / (RRF_K + rank + 1) + TURN_WEIGHT / (RRF_K + lex_rank + 1)
-        units.append((fused, rank, hit, score, methods, window))
-    units.sort(key=lambda u: (-u[0], u[1]))
-    seen: set[int] = set()
-    used = 0
-    out: list[dict[str, Any]] = []
-    for _fused, _rank, hit, score, methods, rows in units:
-        if not rows:
-            result = chunk_result(hit, score, methods)
-            cost = estimate_tokens(result["text"]) + 12
-            if used + cost <= max_tokens and hit.chunk.id not in {o["chunk_id"] for o in out}:
-                used += cost
-                out.append(result)
-            continue
-        selected = [r for r in rows if r["id"] not in seen]
-        if not selected:
-            continue
-        text = "\n".join(f"{r['speaker_name'] or r['speaker_id']}: {r['text']}" for r in selected)
-        cost = estimate_tokens(text) + 12
-        if used + cost > max_tokens:
-            continue
-        used += cost
-        seen.update(r["id"] for r in selected)
-        c = hit.chunk
-        out.append(
-            {
-                "text": text,
-                "score": round(_fused, 6),
-                "methods": methods,
-                "chunk_id": c.id,
-                "source": {
-                    "session_id": c.session_id,
-                    "when": _iso(selected[0]["spoken_at"]),
-                    "until": _iso(selected[-1]["spoken_at"]),
-                    "speakers": list(dict.fromkeys(r["speaker_name"] for r in selected)),
-                    "entry_ids": [r["id"] for r in selected],
-                },
-                "token_estimate": cost,
-            }
-        )
     return out
 
 
