@@ -219,26 +219,37 @@ FROM (
 ) f
 """
 
-_HOT = f"""
-SELECT s.campaign_id, s.scene,
+_LIVE_COLUMNS = f"""
+s.campaign_id, s.scene,
     ({_SESSION_SCENE_ENTITIES}) AS scene_entities,
     (SELECT coalesce(jsonb_agg(to_jsonb(y) - 'latest' ORDER BY y.spoken_at, y.id), '[]'::jsonb)
      FROM (SELECT x.*, max(x.spoken_at) OVER () AS latest
            FROM ({_RECENT_ROWS}) x) y
-     WHERE y.spoken_at >= y.latest - make_interval(secs => %(window)s)) AS recent,
+     WHERE y.spoken_at >= y.latest - make_interval(secs => %(window)s)) AS recent"""
+
+_IDENTITY_COLUMNS = f"""
     (SELECT to_jsonb(n) FROM ({_NPC_ROW}) n) AS npc,
     (SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY f.ord), '[]'::jsonb)
-     FROM ({_NPC_FACT_ROWS}) f) AS facts
-FROM sessions s WHERE s.id = %(s)s
-"""
+     FROM ({_NPC_FACT_ROWS}) f) AS facts"""
+
+_HOT = f"SELECT {_LIVE_COLUMNS},{_IDENTITY_COLUMNS}\nFROM sessions s WHERE s.id = %(s)s"
+_LIVE = f"SELECT {_LIVE_COLUMNS}\nFROM sessions s WHERE s.id = %(s)s"
 
 
 def hot_row_statement(
-    session_id: str, npc_id: str, *, recent_limit: int, fact_limit: int, window_s: float
+    session_id: str,
+    npc_id: str,
+    *,
+    recent_limit: int,
+    fact_limit: int,
+    window_s: float,
+    with_identity: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """Everything a hot context reads as ONE statement (one round trip, one snapshot): the
-    session and its scene's entities, the last utterances within the window, the NPC with its
-    profile, and its facts."""
+    session and its scene's entities, the last utterances within the window and, unless the
+    caller has them cached (`with_identity=False`), the NPC with its profile and its facts."""
+    if not with_identity:
+        return _LIVE, {"s": session_id, "recent_limit": recent_limit, "window": window_s}
     return _HOT, {
         "s": session_id,
         "n": npc_id,

@@ -52,6 +52,7 @@ from glyphoxa_pipelines.processing.mentions import MentionFinder
 from realtime import fact_search as fs
 from realtime import session_search as ss
 from realtime import tools as tl
+from realtime.graph_cache import GraphCache, listen_for_changes
 from realtime.hot_context import HotContext, Memory, assemble, fit_budget
 from realtime.prefetch import PrefetchCache, Prefetched, Trigger, detect
 from realtime.session_search import chunk_result, passages, rrf, terms  # noqa: F401 - re-exported
@@ -170,6 +171,7 @@ class MemoryService:
         pool_max: int = 16,
         fusion_weights: tuple[float, float] = (1.0, 1.0),
         fulltext_timeout_ms: int = 20,
+        graph_cache: bool = True,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.url = url
@@ -200,7 +202,11 @@ class MemoryService:
         self._session_campaign: dict[str, str] = {}
         self._names: dict[str, _Names] = {}
         self._names_loading: dict[str, asyncio.Task[_Names]] = {}
+        self._names_refreshing: set[str] = set()
         self._hot_cache: OrderedDict[tuple[str, str], HotContext] = OrderedDict()
+        self.graph_cache = GraphCache()
+        self.graph_cache_enabled = graph_cache
+        self._listener: asyncio.Task[None] | None = None
         self._local_recent: dict[str, deque[dict[str, Any]]] = {}
         self._turns: dict[tuple[str, str], int] = {}
         self._inflight: dict[str, set[asyncio.Task[Any]]] = {}
@@ -215,15 +221,20 @@ class MemoryService:
         except DatabaseUnavailableError as exc:
             self._mark_degraded(exc)
         self._monitor = asyncio.create_task(self._monitor_loop())
+        if self.graph_cache_enabled:
+            self._listener = asyncio.create_task(
+                listen_for_changes(self.url, self._graph_changed, self._listener_state)
+            )
         if warm_embedder:
             self._spawn(asyncio.to_thread(self.embedder.embed_sync, "warm up"))
         return self
 
     async def close(self) -> None:
-        if self._monitor:
-            self._monitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._monitor
+        for task in (self._monitor, self._listener):
+            if task:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -235,6 +246,17 @@ class MemoryService:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task
+
+    # -- graph change notifications -----------------------------------------------------
+    def _graph_changed(self, table: str, campaign_id: str) -> None:
+        """A committed change to a campaign's graph (any process): drop its cached identities;
+        an entity change also rebuilds the name index in the background."""
+        self.graph_cache.invalidate(campaign_id)
+        if table == "entities" and campaign_id in self._names and not self.degraded:
+            self._spawn(self._refresh_names(campaign_id, None))
+
+    def _listener_state(self, connected: bool) -> None:
+        self.graph_cache.reset(enabled=connected)
 
     # -- database access with a circuit breaker -------------------------------------------
     def _mark_degraded(self, exc: BaseException) -> None:
@@ -413,11 +435,20 @@ class MemoryService:
             self._spawn(self._refresh_names(campaign_id, names.version))
         return names
 
-    async def _refresh_names(self, campaign_id: str, version: tuple[int, Any]) -> None:
-        with contextlib.suppress(DatabaseUnavailableError):
-            current = await self.run(fs.names_version_op(campaign_id))
-            if current != version:
-                await self._load_names(campaign_id)
+    async def _refresh_names(self, campaign_id: str, version: tuple[int, Any] | None) -> None:
+        """Rebuild the name index when its fingerprint moved (always, for `version=None`: a
+        change was announced). One rebuild per campaign at a time: a burst of announcements
+        during a pipeline run costs one."""
+        if campaign_id in self._names_refreshing:
+            return
+        self._names_refreshing.add(campaign_id)
+        try:
+            with contextlib.suppress(DatabaseUnavailableError):
+                current = await self.run(fs.names_version_op(campaign_id))
+                if current != version:
+                    await self._load_names(campaign_id)
+        finally:
+            self._names_refreshing.discard(campaign_id)
 
     def invalidate_names(self, campaign_id: str) -> None:
         self._names.pop(campaign_id, None)
@@ -629,15 +660,22 @@ class MemoryService:
         budget: int | None = None,
         fact_limit: int = 30,
     ) -> HotContext:
-        """Identity + scene + recent transcript + pre-fetched memories, in one transaction.
-        While degraded: the last good context, with the utterances written since."""
+        """Identity + scene + recent transcript + pre-fetched memories, in one statement.
+        The identity part (NPC row, profile, known facts) comes from the graph cache while no
+        change to the campaign's graph has been announced. While degraded: the last good
+        context, with the utterances written since."""
         budget = budget or self.token_budget
         if self._inflight.get(session_id):
             await self.wait_prefetch(session_id)
         key = (session_id, npc_id)
+        known_campaign = self._session_campaign.get(session_id)
+        identity = (
+            self.graph_cache.get(known_campaign, (npc_id, fact_limit)) if known_campaign else None
+        )
+        generation = self.graph_cache.generation
         query, params = fs.hot_row_statement(
             session_id, npc_id, recent_limit=self.recent_limit, fact_limit=fact_limit,
-            window_s=self.recent_window_s,
+            window_s=self.recent_window_s, with_identity=identity is None,
         )
         try:
             row = await self.fetch_row(query, params)
@@ -646,9 +684,14 @@ class MemoryService:
         if row is None:
             raise NotFoundError(f"unknown session {session_id!r}")
         campaign_id = row["campaign_id"]
-        npc, facts, recent = row["npc"], row["facts"], row["recent"]
-        if npc is None:
-            raise NotFoundError(f"unknown NPC {npc_id!r} in campaign {campaign_id!r}")
+        if identity is None:
+            npc, facts = row["npc"], row["facts"]
+            if npc is None:
+                raise NotFoundError(f"unknown NPC {npc_id!r} in campaign {campaign_id!r}")
+            self.graph_cache.put(campaign_id, (npc_id, fact_limit), (npc, facts), generation)
+        else:
+            npc, facts = identity
+        recent = row["recent"]
         self._session_campaign[session_id] = campaign_id
         session = row
         memories = [
@@ -891,26 +934,39 @@ class MemoryService:
         ))
         return [chunk_result(h, h.score, ["fulltext"]) for h in hits]
 
-    # -- DM edits (effective in the next hot context: nothing above caches them) ----------
+    # -- DM edits (effective in the next hot context) ------------------------------------
+    async def _edit(self, campaign_id: str, op: Op, *, names: bool = False) -> Any:
+        """Run a DM edit, then drop this process's caches of the campaign at once (the
+        change notification would, a moment later; the DM's next turn must not wait for it)."""
+        try:
+            return await self.run(op)
+        finally:
+            self.graph_cache.invalidate(campaign_id)
+            if names:
+                self.invalidate_names(campaign_id)
+
     async def add_entity(self, entity: Entity) -> Entity:
-        out = await self.run(KnowledgeGraph.add_entity.op(self.graph, entity))
-        self.invalidate_names(entity.campaign_id)
-        return out
+        return await self._edit(
+            entity.campaign_id, KnowledgeGraph.add_entity.op(self.graph, entity), names=True
+        )
 
     async def update_entity(self, campaign_id: str, entity_id: str, **changes: Any) -> Entity:
-        out = await self.run(
-            KnowledgeGraph.update_entity.op(self.graph, campaign_id, entity_id, **changes)
+        return await self._edit(
+            campaign_id,
+            KnowledgeGraph.update_entity.op(self.graph, campaign_id, entity_id, **changes),
+            names=True,
         )
-        self.invalidate_names(campaign_id)
-        return out
 
     async def delete_entity(self, campaign_id: str, entity_id: str) -> bool:
-        out = await self.run(KnowledgeGraph.delete_entity.op(self.graph, campaign_id, entity_id))
-        self.invalidate_names(campaign_id)
-        return bool(out)
+        return bool(await self._edit(
+            campaign_id, KnowledgeGraph.delete_entity.op(self.graph, campaign_id, entity_id),
+            names=True,
+        ))
 
     async def upsert_profile(self, profile: NpcProfile) -> NpcProfile:
-        return await self.run(KnowledgeGraph.upsert_npc_profile.op(self.graph, profile))
+        return await self._edit(
+            profile.campaign_id, KnowledgeGraph.upsert_npc_profile.op(self.graph, profile)
+        )
 
     async def resolve_id(self, campaign_id: str, name_or_id: str) -> str:
         ent = await self.run(KnowledgeGraph.resolve.op(self.graph, campaign_id, name_or_id))
@@ -919,12 +975,15 @@ class MemoryService:
         return ent.id
 
     async def add_fact(self, rel: Relationship) -> Relationship:
-        return await self.run(KnowledgeGraph.add_relationship.op(self.graph, rel))
+        return await self._edit(
+            rel.campaign_id, KnowledgeGraph.add_relationship.op(self.graph, rel)
+        )
 
     async def set_fact_status(
         self, campaign_id: str, fact_id: int, status: str, dm_confirmed: bool | None
     ) -> Relationship:
-        return await self.run(
+        return await self._edit(
+            campaign_id,
             KnowledgeGraph.set_fact_status.op(
                 self.graph, campaign_id, fact_id, status, dm_confirmed=dm_confirmed
             )
@@ -957,14 +1016,15 @@ class MemoryService:
                 yield from KnowledgeGraph.invalidate_relationship.op(graph, campaign_id, fact_id)
             return {"invalidated": fact_id, "replacement": asdict(new) if new else None}
 
-        return await self.run(op())
+        return await self._edit(campaign_id, op())
 
     async def set_visibility(
         self, campaign_id: str, fact_id: int, visibility: str, known_by: list[str]
     ) -> Relationship:
-        return await self.run(
+        return await self._edit(
+            campaign_id,
             KnowledgeGraph.set_visibility.op(self.graph, campaign_id, fact_id, visibility,
-                                             known_by)
+                                             known_by),
         )
 
     async def review_queue(self, campaign_id: str) -> list[dict[str, Any]]:
@@ -991,6 +1051,7 @@ class MemoryService:
             "spool_replayed": self.spool.replayed,
             "prefetch": dict(self.prefetch.stats),
             "fulltext_timeouts": self.fulltext_timeouts,
+            "graph_cache": self.graph_cache.stats(),
             "tool_latency_ms": self.latencies.snapshot(),
         }
 
