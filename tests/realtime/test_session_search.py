@@ -1,0 +1,72 @@
+"""The pure parts of `memory.search_sessions`: rank fusion and turn-level packing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from glyphoxa_pipelines.memory.models import Chunk, ChunkHit
+from realtime import session_search as ss
+from realtime.hot_context import estimate_tokens
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def _turn(i: int, text: str, speaker: str = "Mira") -> dict:
+    return {"id": i, "speaker_name": speaker, "speaker_id": speaker.lower(), "text": text,
+            "spoken_at": T0 + timedelta(seconds=10 * i)}
+
+
+def _hit(cid: str, seq: int, method: str = "vector") -> ChunkHit:
+    return ChunkHit(Chunk(cid, "c", "s1", seq, "", first_entry_id=seq, last_entry_id=seq), 0.1,
+                    method)  # type: ignore[arg-type]
+
+
+def _filler(i: int) -> dict:
+    return _turn(i, f"We keep walking along the road, nothing much happens here ({i}).", "Bo")
+
+
+def test_rrf_fuses_ranks_and_keeps_methods() -> None:
+    a, b, c = _hit("s1#0", 0), _hit("s1#1", 1), _hit("s1#2", 2, "fulltext")
+    fused = ss.rrf([[a, b], [c, b]])
+    assert [h.chunk.id for h, _, _ in fused][0] == "s1#1"  # in both lists
+    assert fused[0][2] == ["vector", "vector"]
+
+
+def test_window_scores_lift_a_turn_by_its_better_neighbour() -> None:
+    own = {1: 0.1, 2: 0.5, 3: 0.2}
+    links = {1: (None, 2), 2: (1, 3), 3: (2, None)}
+    out = ss.window_scores(own, links)
+    assert out == {1: 0.6, 2: 0.7, 3: 0.7}
+
+
+def test_answer_next_to_the_matching_turn_is_packed_with_it_as_one_passage() -> None:
+    window = [_turn(3, "Where did you hide the silver key?", "Bo"),
+              _turn(4, "Under the third floorboard of the mill."),
+              _filler(5), _filler(6)]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"])]
+    budget = 12 + estimate_tokens("\n".join(f"{t['speaker_name']}: {t['text']}"
+                                            for t in window[:2])) + 6
+    out = ss.passages(hits, {"s1#0": window}, "where is the silver key", budget)
+    assert out[0]["source"]["entry_ids"] == [3, 4]  # the answer rides along, one citation
+    assert out[0]["source"]["speakers"] == ["Bo", "Mira"]
+    assert out[0]["source"]["session_id"] == "s1"
+    assert sum(r["token_estimate"] for r in out) <= budget
+
+
+def test_packing_respects_the_budget_and_shows_each_turn_once() -> None:
+    w1 = [_turn(i, f"The dragon {i} sleeps under the mountain of ash.") for i in range(10)]
+    w2 = w1[5:] + [_turn(i, f"The dragon {i} wakes.") for i in range(10, 15)]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"]), (_hit("s1#1", 1), 0.04, ["fulltext"])]
+    out = ss.passages(hits, {"s1#0": w1, "s1#1": w2}, "dragon mountain", 150)
+    shown = [i for r in out for i in r["source"]["entry_ids"]]
+    assert len(shown) == len(set(shown))
+    assert sum(estimate_tokens(r["text"]) + ss.CITATION_TOKENS for r in out) <= 150
+    for r in out:  # a passage is a run of consecutive turns
+        ids = r["source"]["entry_ids"]
+        assert ids == list(range(ids[0], ids[0] + len(ids)))
+
+
+def test_a_window_without_turns_competes_whole() -> None:
+    hit = ChunkHit(Chunk("s1#0", "c", "s1", 0, "DM: the bell tolls", speakers=["DM"]), 0.1)
+    out = ss.passages([(hit, 0.05, ["vector"])], {}, "bell", 500)
+    assert out[0]["chunk_id"] == "s1#0" and out[0]["source"]["speakers"] == ["DM"]
