@@ -266,13 +266,15 @@ class MemoryService:
         self.degraded = True
         self.last_error = str(exc)
 
-    async def run(self, op: Op) -> Any:
-        """Run an operation; fail fast while degraded."""
+    async def run(self, op: Op, *, transaction: bool = True) -> Any:
+        """Run an operation; fail fast while degraded. `transaction=False` for read-only
+        operations whose statements need no common snapshot (saves BEGIN and COMMIT)."""
         if self.degraded:
             op.close()
             raise DatabaseUnavailableError(DEGRADED)
         try:
-            return await asyncio.wait_for(self.db.run(op), self.db_timeout_s)
+            async with asyncio.timeout(self.db_timeout_s):
+                return await self.db.run(op, transaction=transaction)
         except DatabaseUnavailableError as exc:
             if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
                 raise QueryTimeoutError(str(exc.__cause__)) from exc  # our own timeout
@@ -294,7 +296,8 @@ class MemoryService:
                 return await cur.fetchone()
 
         try:
-            return await asyncio.wait_for(go(), self.db_timeout_s)
+            async with asyncio.timeout(self.db_timeout_s):
+                return await go()
         except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
             self._mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
@@ -538,7 +541,8 @@ class MemoryService:
                 return cur.rowcount
 
         try:
-            return await asyncio.wait_for(go(), self.db_timeout_s)
+            async with asyncio.timeout(self.db_timeout_s):
+                return await go()
         except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
             self._mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
@@ -843,7 +847,7 @@ class MemoryService:
                 out.append(item)
             return out
 
-        return await self.run(op())
+        return await self.run(op(), transaction=False)
 
     async def _tool_get_session_summary(
         self, args: tl.GetSessionSummaryArgs, scope: ToolScope
@@ -877,7 +881,7 @@ class MemoryService:
                 }
             ]
 
-        return await self.run(op())
+        return await self.run(op(), transaction=False)
 
     async def _tool_search_facts(
         self, args: tl.SearchFactsArgs, scope: ToolScope
@@ -908,7 +912,7 @@ class MemoryService:
                 out += [event_result(e, started) for e, started in events]
             return out[: args.limit]
 
-        return await self.run(op())
+        return await self.run(op(), transaction=False)
 
     async def _tool_search_graph(
         self, args: tl.SearchGraphArgs, scope: ToolScope

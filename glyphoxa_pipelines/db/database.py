@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -91,8 +92,14 @@ def drive_sync(conn: psycopg.Connection[Any], op: Op) -> Any:
             return done.value
 
 
-async def drive_async(conn: psycopg.AsyncConnection[Any], op: Op) -> Any:
-    async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+async def drive_async(
+    conn: psycopg.AsyncConnection[Any], op: Op, *, transaction: bool = True
+) -> Any:
+    """As `drive_sync`. `transaction=False` runs each statement on its own (the pool's
+    connections are autocommit): for read-only operations on the voice path, where BEGIN and
+    COMMIT would be two of four round trips."""
+    scope = conn.transaction() if transaction else contextlib.nullcontext()
+    async with scope, conn.cursor(row_factory=dict_row) as cur:
         try:
             st = next(op)
             while True:
@@ -202,10 +209,10 @@ class AsyncDatabase:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def run(self, op: Op) -> Any:
+    async def run(self, op: Op, *, transaction: bool = True) -> Any:
         try:
             async with self.pool.connection() as conn:
-                return await drive_async(conn, op)
+                return await drive_async(conn, op, transaction=transaction)
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
 

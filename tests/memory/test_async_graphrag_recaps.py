@@ -117,3 +117,20 @@ def test_summaries_and_recaps_upsert(db: Database, campaign_id: str) -> None:
         recaps.save(Recap("nope", campaign_id, "x"))
     recaps.save_story(campaign_id, "So far...", {"sessions": 2})
     assert recaps.get_story(campaign_id) == "So far..."
+
+
+async def test_async_run_without_transaction_gives_each_statement_its_own_snapshot(
+    database_url: str,
+) -> None:
+    from glyphoxa_pipelines.db.operations import fetch_one
+
+    def two_clock_reads():  # type: ignore[no-untyped-def]
+        first = yield fetch_one("SELECT now() AS t, pg_sleep(0.01)", ())
+        second = yield fetch_one("SELECT now() AS t", ())
+        return first["t"], second["t"]
+
+    async with AsyncDatabase(database_url) as adb:
+        a, b = await adb.run(two_clock_reads())
+        assert a == b  # one transaction: now() is its start
+        a, b = await adb.run(two_clock_reads(), transaction=False)
+        assert b > a  # autocommit: every statement is its own transaction
