@@ -271,3 +271,19 @@ def test_same_ids_in_two_campaigns_never_mix(db: Database, campaign_id: str) -> 
     assert [e.name for e in g.find_entities(other)] == ["Town Two", "Hero Two"]  # type, name
     g.delete_entity(other, "hero")
     assert g.get_entity(campaign_id, "hero") is not None
+
+
+def test_resolve_prefers_id_then_name_then_alias(db, campaign_id: str) -> None:  # type: ignore[no-untyped-def]
+    g = KnowledgeGraph(db)
+    g.add_entity(Entity(campaign_id, "grog", "npc", "Grog Strongjaw", aliases=["The Big Guy"]))
+    g.add_entity(Entity(campaign_id, "big-guy", "npc", "The Big Guy"))  # a name beats an alias
+    g.add_entity(Entity(campaign_id, "pike", "npc", "grog"))  # an id beats a name
+    g.add_entity(Entity(campaign_id, "scanlan", "npc", "Scanlan", aliases=["Bard", "SHORTHALT"]))
+    assert g.resolve(campaign_id, "the big GUY").id == "big-guy"
+    assert g.resolve(campaign_id, "grog").id == "grog"
+    assert g.resolve(campaign_id, "GROG STRONGJAW").id == "grog"
+    assert g.resolve(campaign_id, "shorthalt").id == "scanlan"
+    assert g.resolve(campaign_id, "Shorthal") is None  # whole alias only
+    other = campaign_id + "-other"
+    CampaignStore(db).upsert(Campaign(other, "Other"))
+    assert KnowledgeGraph(db).resolve(other, "shorthalt") is None  # never across campaigns
