@@ -81,6 +81,30 @@ def test_search_filters(db: Database, campaign_id: str) -> None:
     assert index.search(campaign_id, q, 5, entity_id="nobody") == []
 
 
+def test_filtered_search_is_exact_top_k(db: Database, campaign_id: str) -> None:
+    """The exact (session / entity filtered) path returns the true top k in distance order,
+    also when chunk-level filters are combined with the session filter."""
+    sessions, chunks, vecs = _setup(db, campaign_id, n=60)
+    index = SemanticIndex(db)
+    q = _unit(vecs[3] + vecs[8])
+
+    def exact(keep: list[int], k: int) -> list[str]:
+        order = sorted(keep, key=lambda i: (1 - float(vecs[i] @ q), chunks[i].id))
+        return [chunks[i].id for i in order[:k]]
+
+    in_s1 = [i for i, c in enumerate(chunks) if c.session_id == sessions[1]]
+    hits = index.search(campaign_id, q, 7, session_id=sessions[1])
+    assert [h.chunk.id for h in hits] == exact(in_s1, 7)
+    assert [h.score for h in hits] == sorted(h.score for h in hits)
+    after = T0 + timedelta(minutes=20)
+    late_s1 = [i for i in in_s1 if chunks[i].end_at >= after]
+    got = index.search(campaign_id, q, 5, session_id=sessions[1], after=after)
+    assert [h.chunk.id for h in got] == exact(late_s1, 5)
+    matt_ent = [i for i, c in enumerate(chunks) if "eldrinax" in c.entity_ids and i % 2]
+    got = index.search(campaign_id, q, 4, entity_id="eldrinax", speaker="Matt")
+    assert [h.chunk.id for h in got] == exact(matt_ent, 4)
+
+
 def test_wrong_dimension_names_expected_and_given(db: Database, campaign_id: str) -> None:
     _, chunks, _ = _setup(db, campaign_id, n=2)
     index = SemanticIndex(db)
