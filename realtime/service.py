@@ -14,7 +14,6 @@ import contextlib
 import copy
 import json
 import logging
-import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
@@ -55,6 +54,7 @@ from realtime import tools as tl
 from realtime.graph_cache import GraphCache, listen_for_changes
 from realtime.hot_context import HotContext, Memory, assemble, fit_budget
 from realtime.prefetch import PrefetchCache, Prefetched, Trigger, detect
+from realtime.query_embedding import QueryEmbedder
 from realtime.session_search import chunk_result, passages, rrf, terms  # noqa: F401 - re-exported
 from realtime.spool import PermanentSpoolError, Spool
 
@@ -93,63 +93,6 @@ def _now() -> datetime:
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
-
-
-class QueryEmbedder:
-    """Query embeddings with a small LRU (the same topic is often asked twice in a turn:
-    pre-fetch, then the tool). The model is loaded once per process by the provider."""
-
-    def __init__(
-        self, embedder: Any | None = None, cache: int = 512, threads: int | None = 1
-    ) -> None:
-        self._embedder = embedder
-        self._cache: OrderedDict[str, Any] = OrderedDict()
-        self._size = cache
-        self._threads = threads
-        self._configured = False
-
-    def _configure(self) -> None:
-        """One intra-op thread for single queries: with torch's default (all cores) a busy
-        machine makes its threads spin against the event loop and PostgreSQL — measured on 2
-        loaded cores: p50 38 ms / p95 280 ms with 2 threads, 14 / 28 ms with 1."""
-        self._configured = True
-        if self._threads and "torch" in sys.modules:
-            import torch
-
-            torch.set_num_threads(self._threads)
-
-    @property
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
-
-            self._embedder = SentenceTransformerEmbedder()
-        return self._embedder
-
-    @property
-    def model_id(self) -> str:
-        return str(self.embedder.model_id)
-
-    def embed_sync(self, text: str) -> Any:
-        hit = self._cache.get(text)
-        if hit is not None:
-            self._cache.move_to_end(text)
-            return hit
-        embedder = self.embedder
-        if not self._configured:
-            embedder.embed(["warm up"])  # loads the model (and torch)
-            self._configure()
-        vec = embedder.embed([text])[0]
-        self._cache[text] = vec
-        while len(self._cache) > self._size:
-            self._cache.popitem(last=False)
-        return vec
-
-    async def embed(self, text: str) -> Any:
-        hit = self._cache.get(text)
-        if hit is not None:
-            return hit
-        return await asyncio.to_thread(self.embed_sync, text)
 
 
 class MemoryService:

@@ -1,0 +1,42 @@
+"""The live query embedder's fast path agrees with the pipeline's own `encode`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from realtime.query_embedding import QueryEmbedder
+
+TEXTS = ["Where did the innkeeper hide the silver key?", "dragon", "Thorin owes the guild money"]
+
+
+def test_fast_float_path_matches_encode(rt_embedder) -> None:  # type: ignore[no-untyped-def]
+    q = QueryEmbedder(rt_embedder, quantize=False)
+    vecs = [q.embed_sync(t) for t in TEXTS]
+    assert q._direct is not None
+    ref = rt_embedder.embed(TEXTS)
+    for v, r in zip(vecs, ref, strict=True):
+        assert v.shape == r.shape and v.dtype == np.float32
+        assert float(v @ r) > 0.9999
+
+
+def test_int8_path_keeps_the_nearest_neighbour(rt_embedder) -> None:  # type: ignore[no-untyped-def]
+    q = QueryEmbedder(rt_embedder)
+    docs = rt_embedder.embed(["The innkeeper hid the silver key under the floorboard.",
+                              "A red dragon sleeps on the mountain.",
+                              "Thorin borrowed gold from the merchants' guild."])
+    for i, text in enumerate(TEXTS):
+        v = q.embed_sync(text)
+        assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-4
+        assert int(np.argmax(docs @ v)) == i
+
+
+def test_other_embedders_use_their_own_embed() -> None:
+    class Fixed:
+        model_id = "fixed"
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    q = QueryEmbedder(Fixed())
+    assert q.embed_sync("anything").tolist() == [0.5] * 4
+    assert q._direct is None
