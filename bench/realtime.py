@@ -137,7 +137,8 @@ async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, c
                 raise RuntimeError("the HTTP server did not come up")
             # let the server load its embedding model before anything is timed
             async with client.post("/v1/tools/memory.search_sessions", json={
-                    "session_id": live, "arguments": {"query": "warm up"}}) as r:
+                    "session_id": live, "arguments": {"query": "warm up"}},
+                    timeout=aiohttp.ClientTimeout(total=120)) as r:
                 await r.read()
 
             def ctx_url(i: int) -> str:
