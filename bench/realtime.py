@@ -4,8 +4,10 @@
     python bench/realtime.py             # 50 x 3,000 entries, 50k chunks, 2k entities (minutes)
 
 p50 / p95 of: hot context assembly in-process and over HTTP on loopback (a separate uvicorn
-process), each memory tool (search_sessions including its query embedding: the query cache is
-cleared before every call), entry ingestion with inline correction, pre-fetch on a partial
+process; the NPC's identity comes from the service's graph cache, as between turns of a live
+game; `hot_context_inprocess_uncached` drops the cache before every call), each memory tool
+(search_sessions including its query embedding: the query cache is cleared before every call),
+entry ingestion with inline correction, pre-fetch on a partial
 (detection + scheduling; the background fetch is reported too); throughput of hot context with
 32 concurrent HTTP clients. Prints the figures and a last line of one JSON object.
 """
@@ -239,9 +241,19 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
                     for item in bucket.values() if item.elapsed_ms]
         svc.prefetch.clear(live)
 
+        for _ in range(100):  # the identity cache works once its listener is connected
+            if svc.graph_cache.enabled:
+                break
+            await asyncio.sleep(0.05)
+
         async def hot(i: int) -> None:
             await svc.hot_context(live, npcs[i % len(npcs)])
         out["hot_context_inprocess"] = await measure_async(hot, n)
+
+        async def hot_uncached(i: int) -> None:
+            svc.graph_cache.invalidate(cid)  # as after a graph change: identity read too
+            await svc.hot_context(live, npcs[i % len(npcs)])
+        out["hot_context_inprocess_uncached"] = await measure_async(hot_uncached, n)
 
         scope = ToolScope(cid, live, npcs[0])
         queries = [" ".join(rng.choice(words, size=int(rng.integers(3, 7)))) for _ in range(n + 20)]
