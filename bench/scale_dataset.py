@@ -250,15 +250,14 @@ def build(
         chunk_sessions.append(s)
         batch_chunks.append(chunk)
         if len(batch_chunks) == 1000 or c == scale.chunks - 1:
-            # Chunk rows in one transaction, then their embeddings from `writers` connections
+            # Chunk rows and their embeddings through index_chunks from `writers` connections
             # at once: HNSW insertion is CPU-bound per backend, so parallel writers use both
             # cores (the store is safe for concurrent use). Only the store calls are timed.
+            vectors = embeddings[done : done + len(batch_chunks)]
+            parts = [(batch_chunks[w::writers], vectors[w::writers]) for w in range(writers)]
             t = time.perf_counter()
-            index.index_chunks(batch_chunks)
-            items = [(ch.id, embeddings[done + k]) for k, ch in enumerate(batch_chunks)]
-            parts = [items[w::writers] for w in range(writers)]
             with ThreadPoolExecutor(writers) as pool:
-                list(pool.map(lambda part: index.add_embeddings(MODEL, part), parts))
+                list(pool.map(lambda p: index.index_chunks(p[0], p[1], model=MODEL), parts))
             chunks_s += time.perf_counter() - t
             done += len(batch_chunks)
             batch_chunks = []
