@@ -2,7 +2,8 @@
 
 Why one place: a row made by another version than the current one is stale, and `glyphoxa
 status` and the Dagster UI must agree on what "current" means. The embedding model id is part
-of the embedding asset's version, the corrector's of the correction asset's.
+of the embedding asset's version, the corrector's of the correction asset's, the speech model
+and voice of the recap asset's.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def code_versions(settings: Settings) -> dict[str, str]:
     """Dagster code_version per asset for the configured providers."""
     llm = bool(settings.llm_model)
     offline, with_llm = extractor_versions()
+    # A new speech model or voice re-speaks the recaps: part of the recap asset's version.
+    spoken = f"+tts:{settings.tts_model}:{settings.tts_voice}" if settings.tts_model else ""
     return {
         "raw_transcript": f"observe-{STEP_LOGIC}",
         "corrected_transcript": f"{corrector_version(llm)}/{STEP_LOGIC}",
@@ -62,7 +65,7 @@ def code_versions(settings: Settings) -> dict[str, str]:
         "chunk_embeddings": f"{settings.embedding_model}/{STEP_LOGIC}",
         "extracted_knowledge": f"{with_llm if llm else offline}/{STEP_LOGIC}",
         "session_summary": f"{summarizer_version(llm)}/{STEP_LOGIC}",
-        "session_recap": f"{recap_version(llm)}/{STEP_LOGIC}",
+        "session_recap": f"{recap_version(llm)}{spoken}/{STEP_LOGIC}",
         "campaign_name_list": f"keywords/{STEP_LOGIC}",
         "campaign_consolidation": f"consolidate/{STEP_LOGIC}",
     }

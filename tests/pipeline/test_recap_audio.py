@@ -101,3 +101,17 @@ def test_without_a_speech_model_there_is_no_audio(
     assert outcome.metadata["audio_path"] is None
     assert not {"audio_bytes", "audio_error", "audio_model"} & set(outcome.metadata)
     assert not list((glyphoxa_home / "recaps").glob(f"{session_id}.*"))
+
+
+def test_speech_model_and_voice_are_part_of_the_recap_version(tmp_path: Path) -> None:
+    from glyphoxa_pipelines.pipeline.versions import code_versions
+
+    text_only = code_versions(Settings(home=tmp_path))
+    spoken = code_versions(Settings(home=tmp_path, tts_model="tts-1"))
+    other_voice = code_versions(Settings(home=tmp_path, tts_model="tts-1", tts_voice="nova"))
+    recap = "session_recap"
+    assert len({text_only[recap], spoken[recap], other_voice[recap]}) == 3
+    # nothing else moves: a new voice re-speaks recaps, it does not re-embed or re-extract
+    for name in text_only:
+        if name != recap:
+            assert text_only[name] == spoken[name] == other_voice[name]
