@@ -49,8 +49,8 @@ CITATION_TOKENS = 12  # what the session / time / speakers line of a result cost
 # (146 of 190). LoCoMo's small campaigns always finish in time.
 TEXT_LEG_GRACE_MS = 15.0
 # HNSW candidate list of the vector leg (at least twice the neighbours asked). Full-scale
-# bench, 2 loaded cores, side by side: the pool's ef_search 200 p50 29.9 ms, 64 26.1 ms (the
-# transaction its SET LOCAL needs included).
+# bench, 2 loaded cores, side by side: the pool's ef_search 200 p50 29.9 ms, 64 26.1 ms even
+# with the transaction a SET LOCAL needs (`chunk_knn_op` now sets it without one).
 HNSW_EF_SEARCH = 64
 _stragglers: set[asyncio.Future[Any]] = set()
 
@@ -122,9 +122,9 @@ async def hybrid(
         vector_hits: list[ChunkHit] = []
         if wv:
             vec = await host.embedder.embed(query)
-            vector_hits = await host.run(fs.hnsw_ef_search_op(SemanticIndex.search.op(
-                host.index, campaign_id, vec, n, model=host.embedder.model_id, **filters),
-                max(HNSW_EF_SEARCH, 2 * n)))
+            vector_hits = await host.run(fs.chunk_knn_op(
+                host.index, campaign_id, vec, n, model=host.embedder.model_id,
+                ef_search=max(HNSW_EF_SEARCH, 2 * n), **filters), transaction=False)
             remaining = start + TEXT_LEG_GRACE_MS / 1000 - time.perf_counter()
             if not text_leg.done():
                 await asyncio.wait({text_leg}, timeout=max(0.0, remaining))

@@ -70,3 +70,29 @@ def test_a_window_without_turns_competes_whole() -> None:
     hit = ChunkHit(Chunk("s1#0", "c", "s1", 0, "DM: the bell tolls", speakers=["DM"]), 0.1)
     out = ss.passages([(hit, 0.05, ["vector"])], {}, "bell", 500)
     assert out[0]["chunk_id"] == "s1#0" and out[0]["source"]["speakers"] == ["DM"]
+
+
+async def test_knn_leg_matches_the_store_and_keeps_its_hnsw_setting_local(  # type: ignore[no-untyped-def]
+    rt_service, rt_seed
+) -> None:
+    from glyphoxa_pipelines.db.database import drive_async
+    from glyphoxa_pipelines.memory import SemanticIndex
+    from realtime import fact_search as fs
+
+    svc = rt_service
+    vec = await svc.embedder.embed("the stolen sword at the temple")
+    model = svc.embedder.model_id
+    store = await svc.run(SemanticIndex.search.op(svc.index, rt_seed.campaign_id, vec, 5,
+                                                  model=model))
+    async with svc.db.pool.connection() as conn:  # autocommit, as the pool hands them out
+        leg = await drive_async(conn, fs.chunk_knn_op(svc.index, rt_seed.campaign_id, vec, 5,
+                                                      model=model, ef_search=40),
+                                transaction=False)
+        after = await (await conn.execute("SHOW hnsw.ef_search")).fetchone()
+    assert [h.chunk.id for h in leg] == [h.chunk.id for h in store]
+    assert all(h.method == "vector" for h in leg)
+    assert after[0] == "200"  # the pool's own setting is back for the next user
+    one = await svc.run(fs.chunk_knn_op(svc.index, rt_seed.campaign_id, vec, 5, model=model,
+                                        ef_search=40, session_id=rt_seed.past_sessions[0]),
+                        transaction=False)
+    assert {h.chunk.session_id for h in one} <= {rt_seed.past_sessions[0]}
