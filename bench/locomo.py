@@ -2,6 +2,7 @@
 
     python bench/locomo.py                       # ../shared/data/locomo/locomo10.json
     python bench/locomo.py --data DIR --limit 2  # first two conversations only
+    python bench/locomo.py --skip 5              # conversations 5-9 (held out from tuning)
 
 Each conversation is a campaign, each session a session with its date. Turns go in through the
 realtime ingestion path (`MemoryService.write_entries`: inline correction, L1), then the
@@ -176,7 +177,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
     from realtime.service import MemoryService, ToolScope
 
-    samples = json.loads(data_file.read_text())[: args.limit or None]
+    samples = json.loads(data_file.read_text())[args.skip:]
+    samples = samples[: args.limit or None]
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-locomo-"))).resolve()
     home.chmod(0o755)
     settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"))
@@ -259,6 +261,7 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     return {
         "bench": "locomo",
         "conversations": len(samples),
+        "skipped_conversations": args.skip,
         "questions": n,
         "evidence_recall_at_1500_tokens": round(statistics.mean(budget_recall), 4) if n else None,
         "target": TARGET_RECALL,
@@ -282,6 +285,8 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--limit", "--conversations", dest="limit", type=int, default=0,
                     help="only the first N conversations")
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N conversations (held-out checks: --skip 5)")
     ap.add_argument("--top-k", type=int, default=30, help="passages asked of the tool")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     ap.add_argument("--fusion", default="1.0,1.0",
