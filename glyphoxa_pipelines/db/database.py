@@ -75,10 +75,12 @@ async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement) -> Any:
     return cur.rowcount
 
 
-def drive_sync(conn: psycopg.Connection[Any], op: Op) -> Any:
-    """Run an operation on `conn` in one transaction. Database errors are thrown into the
-    operation at its `yield`, so it can turn them into domain errors."""
-    with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+def drive_sync(conn: psycopg.Connection[Any], op: Op, *, transaction: bool = True) -> Any:
+    """Run an operation on `conn` in one transaction (or, with `transaction=False`, each
+    statement on its own: the pool's connections are autocommit). Database errors are thrown
+    into the operation at its `yield`, so it can turn them into domain errors."""
+    scope = conn.transaction() if transaction else contextlib.nullcontext()
+    with scope, conn.cursor(row_factory=dict_row) as cur:
         try:
             st = next(op)
             while True:
@@ -166,10 +168,10 @@ class Database:
         with self.pool.connection() as conn:
             yield conn
 
-    def run(self, op: Op) -> Any:
+    def run(self, op: Op, *, transaction: bool = True) -> Any:
         try:
             with self.pool.connection() as conn:
-                return drive_sync(conn, op)
+                return drive_sync(conn, op, transaction=transaction)
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one, operation
+from glyphoxa_pipelines.db.operations import (
+    Op,
+    execute,
+    fetch_all,
+    fetch_one,
+    operation,
+    read_operation,
+)
 from glyphoxa_pipelines.memory.errors import NotFoundError
 from glyphoxa_pipelines.memory.models import Campaign
 from glyphoxa_pipelines.memory.rows import from_row
@@ -40,7 +47,7 @@ class CampaignStore:
             row = yield fetch_one("SELECT * FROM campaigns WHERE id = %s", (campaign.id,))
         return from_row(Campaign, row)
 
-    @operation
+    @read_operation
     def get(self, campaign_id: str) -> Op:
         row = yield fetch_one("SELECT * FROM campaigns WHERE id = %s", (campaign_id,))
         return from_row(Campaign, row) if row else None
@@ -52,7 +59,7 @@ class CampaignStore:
             raise NotFoundError(f"unknown campaign {campaign_id!r}")
         return from_row(Campaign, row)
 
-    @operation
+    @read_operation
     def list(self) -> Op:
         rows = yield fetch_all("SELECT * FROM campaigns ORDER BY id")
         return [from_row(Campaign, r) for r in rows]

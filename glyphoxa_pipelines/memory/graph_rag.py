@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from glyphoxa_pipelines.db.operations import Op, operation
+from glyphoxa_pipelines.db.operations import Op, read_operation
 from glyphoxa_pipelines.memory.knowledge_graph import KnowledgeGraph
 from glyphoxa_pipelines.memory.semantic_index import SemanticIndex
 
@@ -50,7 +50,7 @@ class GraphRAGQuerier:
         )
         return [scope.entity_id, *(e.id for e in sub.entities)]
 
-    @operation
+    @read_operation
     def query_with_context(self, text: str, scope: GraphScope, *, limit: int = 10) -> Op:
         """Full-text over chunks that mention the scope's entities."""
         ids = yield from self._scope_ids_op(scope)
@@ -60,7 +60,7 @@ class GraphRAGQuerier:
             )
         )
 
-    @operation
+    @read_operation
     def query_with_embedding(
         self, embedding: Sequence[float] | np.ndarray, top_k: int, scope: GraphScope
     ) -> Op:

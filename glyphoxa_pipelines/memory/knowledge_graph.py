@@ -15,7 +15,14 @@ from typing import Any, Literal
 
 from psycopg import errors as pg_errors
 
-from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one, operation
+from glyphoxa_pipelines.db.operations import (
+    Op,
+    execute,
+    fetch_all,
+    fetch_one,
+    operation,
+    read_operation,
+)
 from glyphoxa_pipelines.memory.errors import InvalidInputError, NotFoundError
 from glyphoxa_pipelines.memory.models import (
     Entity,
@@ -206,14 +213,14 @@ class KnowledgeGraph:
         except pg_errors.CheckViolation as exc:
             raise InvalidInputError(f"entity {entity.name!r}: {exc.diag.message_primary}") from exc
 
-    @operation
+    @read_operation
     def get_entity(self, campaign_id: str, entity_id: str) -> Op:
         row = yield fetch_one(
             "SELECT * FROM entities WHERE campaign_id = %s AND id = %s", (campaign_id, entity_id)
         )
         return from_row(Entity, row) if row else None
 
-    @operation
+    @read_operation
     def resolve(self, campaign_id: str, name_or_id: str) -> Op:
         """An entity by id, name or alias (case-insensitive); None when unknown."""
         row = yield fetch_one(_RESOLVE, {"c": campaign_id, "n": name_or_id})
@@ -265,7 +272,7 @@ class KnowledgeGraph:
         )
         return n > 0
 
-    @operation
+    @read_operation
     def find_entities(
         self,
         campaign_id: str,
@@ -333,7 +340,7 @@ class KnowledgeGraph:
             ) from exc
         return from_row(NpcProfile, row)
 
-    @operation
+    @read_operation
     def get_npc_profile(self, campaign_id: str, entity_id: str) -> Op:
         row = yield fetch_one(
             "SELECT * FROM npc_profiles WHERE campaign_id = %s AND entity_id = %s",
@@ -405,7 +412,7 @@ class KnowledgeGraph:
                 f"{exc.diag.message_primary}"
             ) from exc
 
-    @operation
+    @read_operation
     def get_relationship(self, campaign_id: str, rel_id: int) -> Op:
         row = yield fetch_one(
             f"SELECT {REL_COLUMNS} FROM relationships r WHERE r.campaign_id = %s AND r.id = %s",
@@ -413,7 +420,7 @@ class KnowledgeGraph:
         )
         return from_row(Relationship, row) if row else None
 
-    @operation
+    @read_operation
     def get_relationships(
         self,
         campaign_id: str,
@@ -505,7 +512,7 @@ class KnowledgeGraph:
             raise NotFoundError(f"unknown fact {rel_id} in campaign {campaign_id!r}")
         return from_row(Relationship, row)
 
-    @operation
+    @read_operation
     def review_queue(self, campaign_id: str, *, limit: int = 100) -> Op:
         rows = yield fetch_all(
             f"""{_FACTS_WITH_NAMES} WHERE r.campaign_id = %s AND r.status = 'pending'
@@ -721,7 +728,7 @@ class KnowledgeGraph:
             facts=[_known_fact(f, npc_id) for f in facts],
         )
 
-    @operation
+    @read_operation
     def identity_snapshot(self, campaign_id: str, npc_id: str, *, fact_limit: int = 50) -> Op:
         """The NPC, its profile, and the facts it is part of or knows (visible to it only)."""
         return (yield from self._identity_op(campaign_id, npc_id, fact_limit))

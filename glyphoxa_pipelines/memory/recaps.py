@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from glyphoxa_pipelines.db.operations import Op, execute, fetch_one, operation
+from glyphoxa_pipelines.db.operations import Op, execute, fetch_one, operation, read_operation
 from glyphoxa_pipelines.memory.errors import NotFoundError
 from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 from glyphoxa_pipelines.memory.rows import from_row
@@ -42,14 +42,14 @@ class SummaryStore:
         )
         return from_row(SessionSummary, row)
 
-    @operation
+    @read_operation
     def get(self, session_id: str) -> Op:
         row = yield fetch_one(
             "SELECT * FROM session_summaries WHERE session_id = %s", (session_id,)
         )
         return from_row(SessionSummary, row) if row else None
 
-    @operation
+    @read_operation
     def latest(self, campaign_id: str, *, before_session: str | None = None) -> Op:
         """The summary of the campaign's most recent summarised session ("last session")."""
         row = yield fetch_one(
@@ -86,7 +86,7 @@ class RecapStore:
         )
         return from_row(Recap, row)
 
-    @operation
+    @read_operation
     def get(self, session_id: str) -> Op:
         row = yield fetch_one("SELECT * FROM recaps WHERE session_id = %s", (session_id,))
         return from_row(Recap, row) if row else None
@@ -106,7 +106,7 @@ class RecapStore:
             (campaign_id, story, json.dumps(details)),
         )
 
-    @operation
+    @read_operation
     def get_story(self, campaign_id: str) -> Op:
         row = yield fetch_one(
             "SELECT story FROM campaign_summaries WHERE campaign_id = %s", (campaign_id,)

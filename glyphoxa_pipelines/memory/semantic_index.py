@@ -25,6 +25,7 @@ from glyphoxa_pipelines.db.operations import (
     fetch_all,
     fetch_one,
     operation,
+    read_operation,
 )
 from glyphoxa_pipelines.memory.errors import EmbeddingDimensionError, NotFoundError
 from glyphoxa_pipelines.memory.models import Chunk, ChunkHit
@@ -131,7 +132,7 @@ class SemanticIndex:
         self._dims[model] = dimension
         return dimension
 
-    @operation
+    @read_operation
     def model_dimension(self, model: str) -> Op:
         return (yield from self._dimension_op(model))
 
@@ -220,7 +221,7 @@ class SemanticIndex:
         return (yield from self._upsert_embeddings_op(model, items))
 
     # -- reads ----------------------------------------------------------------------------
-    @operation
+    @read_operation
     def get_chunks(self, session_id: str) -> Op:
         rows = yield fetch_all(
             f"SELECT {CHUNK_COLUMNS} FROM chunks c WHERE c.session_id = %s ORDER BY c.seq",
@@ -228,7 +229,7 @@ class SemanticIndex:
         )
         return [from_row(Chunk, r) for r in rows]
 
-    @operation
+    @read_operation
     def chunks_missing_embeddings(
         self, model: str, *, campaign_id: str | None = None, session_id: str | None = None
     ) -> Op:
@@ -309,7 +310,7 @@ class SemanticIndex:
         rows = yield fetch_all(query, dict(params, v=vec))
         return [ChunkHit(from_row(Chunk, r), float(r["distance"]), "vector") for r in rows]
 
-    @operation
+    @read_operation
     def search(
         self,
         campaign_id: str,
@@ -338,7 +339,7 @@ class SemanticIndex:
             )
         )
 
-    @operation
+    @read_operation
     def fulltext_search(
         self,
         campaign_id: str,

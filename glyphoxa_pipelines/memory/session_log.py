@@ -19,6 +19,7 @@ from glyphoxa_pipelines.db.operations import (
     fetch_all,
     fetch_one,
     operation,
+    read_operation,
 )
 from glyphoxa_pipelines.memory.errors import InvalidInputError, NotFoundError
 from glyphoxa_pipelines.memory.models import Entry, NewEntry, Session
@@ -145,7 +146,7 @@ class SessionStore:
             raise NotFoundError(f"unknown session {session_id!r}")
         return from_row(Session, row)
 
-    @operation
+    @read_operation
     def get_session(self, session_id: str) -> Op:
         row = yield fetch_one("SELECT * FROM sessions WHERE id = %s", (session_id,))
         return from_row(Session, row) if row else None
@@ -160,7 +161,7 @@ class SessionStore:
             raise NotFoundError(f"unknown session {session_id!r}")
         return from_row(Session, row)
 
-    @operation
+    @read_operation
     def list_sessions(self, campaign_id: str, limit: int = 20, *, status: str | None = None) -> Op:
         """Newest first."""
         rows = yield fetch_all(
@@ -207,7 +208,7 @@ class SessionStore:
         rows = yield fetch_all(_INSERT_ENTRIES, (payload, session_id))
         return len(rows)
 
-    @operation
+    @read_operation
     def get_recent(
         self,
         session_id: str,
@@ -232,7 +233,7 @@ class SessionStore:
         )
         return [from_row(Entry, r) for r in rows]
 
-    @operation
+    @read_operation
     def get_entries(self, session_id: str, *, after_id: int = 0) -> Op:
         """All entries of a session in spoken order (pipeline input)."""
         rows = yield fetch_all(
@@ -242,7 +243,7 @@ class SessionStore:
         )
         return [from_row(Entry, r) for r in rows]
 
-    @operation
+    @read_operation
     def search(
         self,
         campaign_id: str,
@@ -278,7 +279,7 @@ class SessionStore:
         )
         return [from_row(Entry, r) for r in rows]
 
-    @operation
+    @read_operation
     def entry_count(self, session_id: str) -> Op:
         row = yield fetch_one(
             "SELECT count(*) AS n FROM session_entries WHERE session_id = %s", (session_id,)

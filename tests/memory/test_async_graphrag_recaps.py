@@ -134,3 +134,25 @@ async def test_async_run_without_transaction_gives_each_statement_its_own_snapsh
         assert a == b  # one transaction: now() is its start
         a, b = await adb.run(two_clock_reads(), transaction=False)
         assert b > a  # autocommit: every statement is its own transaction
+
+
+def test_read_operations_run_without_a_transaction_writes_with_one(db: Database) -> None:
+    from glyphoxa_pipelines.db.operations import fetch_one, operation, read_operation
+
+    class Clock:
+        def __init__(self, database: Database) -> None:
+            self.db = database
+
+        def _two_reads(self):  # type: ignore[no-untyped-def]
+            first = yield fetch_one("SELECT now() AS t, pg_sleep(0.01)", ())
+            second = yield fetch_one("SELECT now() AS t", ())
+            return first["t"], second["t"]
+
+        read = read_operation(_two_reads)
+        write = operation(_two_reads)
+
+    clock = Clock(db)
+    a, b = clock.read()
+    assert b > a
+    a, b = clock.write()
+    assert a == b
