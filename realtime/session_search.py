@@ -158,7 +158,7 @@ async def search_sessions(
         before=args.before,
     )
     turns = await host.run(fs.chunk_turns_op([h.chunk.id for h, _, _ in hits]), transaction=False)
-    return passages(hits, turns, args.query, args.max_tokens)
+    return passages(hits, turns, args.query, args.max_tokens, limit=args.top_k)
 
 
 def rrf(
@@ -248,13 +248,15 @@ def passages(
     turns: dict[str, list[dict[str, Any]]],
     query: str,
     max_tokens: int,
+    limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """Turn-level packing: every turn of a candidate window is scored on its own (its
     window's fused rank plus its rarity-weighted query-word rank), then lifted by its better
     neighbour (`window_scores`: a question matched in one turn is answered in the next), and
     the best turns are packed one by one until `max_tokens`; chosen turns that are adjacent in
     their session become one passage, so context costs no second citation line. Windows with
-    no turns (none fetched) compete whole at their own rank."""
+    no turns (none fetched) compete whole at their own rank. At most `limit` passages, best
+    first (the tool's `top_k`)."""
     from realtime.hot_context import estimate_tokens
 
     rows: dict[int, dict[str, Any]] = {}
@@ -303,6 +305,8 @@ def passages(
     done: set[int] = set()
     used = 0
     for score, rank, run in units:
+        if limit is not None and len(out) >= limit:
+            break
         hit, hscore, methods = hits[rank]
         if run is None:
             result = chunk_result(hit, hscore, methods)

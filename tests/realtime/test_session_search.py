@@ -66,6 +66,17 @@ def test_packing_respects_the_budget_and_shows_each_turn_once() -> None:
         assert ids == list(range(ids[0], ids[0] + len(ids)))
 
 
+def test_top_k_caps_the_passages_keeping_the_best() -> None:
+    # Eight windows of one turn each: eight separate passages without a cap.
+    hits = [(_hit(f"s1#{i}", i), 0.05, ["vector"]) for i in range(8)]
+    turns = {f"s1#{i}": [_turn(10 * i, f"The lighthouse keeper {i} saw a ship.")]
+             for i in range(8)}
+    everything = ss.passages(hits, turns, "lighthouse keeper ship", 2000)
+    assert len(everything) == 8
+    capped = ss.passages(hits, turns, "lighthouse keeper ship", 2000, limit=3)
+    assert capped == everything[:3]
+
+
 def test_a_window_without_turns_competes_whole() -> None:
     hit = ChunkHit(Chunk("s1#0", "c", "s1", 0, "DM: the bell tolls", speakers=["DM"]), 0.1)
     out = ss.passages([(hit, 0.05, ["vector"])], {}, "bell", 500)
