@@ -102,8 +102,27 @@ def search_facts_op(
         fact_filter = fact_filter.replace(
             "THEN r.invalidated_at IS NULL", "THEN true", 1
         )
+    # With words: rank only the facts that can match (migration 016's indexes: relation and
+    # evidence, or either entity's name) instead of building the text of every fact.
+    matching = (
+        """WITH named AS MATERIALIZED (
+               SELECT e.id FROM entities e WHERE e.campaign_id = %(c)s
+                  AND to_tsvector('english', e.name) @@ to_tsquery('english', %(q)s)),
+           matching AS MATERIALIZED (
+               SELECT r.id FROM relationships r WHERE r.campaign_id = %(c)s
+                  AND to_tsvector('english', replace(r.rel_type, '_', ' ') || ' ' || r.evidence)
+                      @@ to_tsquery('english', %(q)s)
+               UNION SELECT r.id FROM relationships r JOIN named n
+                  ON r.campaign_id = %(c)s AND r.source_id = n.id
+               UNION SELECT r.id FROM relationships r JOIN named n
+                  ON r.campaign_id = %(c)s AND r.target_id = n.id)
+        """
+        if params["q"] is not None
+        else ""
+    )
+    only_matching = "AND r.id IN (SELECT id FROM matching)" if matching else ""
     rows = yield fetch_all(
-        f"""SELECT * FROM (
+        f"""{matching}SELECT * FROM (
                 SELECT {REL_COLUMNS}, s.name AS source_name, t.name AS target_name,
                    sess.started_at AS session_started_at,
                    CASE WHEN %(q)s::text IS NULL THEN 0 ELSE ts_rank_cd(
@@ -114,7 +133,7 @@ def search_facts_op(
               JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
               JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
               LEFT JOIN sessions sess ON sess.id = r.session_id
-              WHERE {fact_filter}
+              WHERE {fact_filter} {only_matching}
                 AND (%(e)s::text IS NULL OR r.source_id = %(e)s OR r.target_id = %(e)s)
                 AND (%(after)s::timestamptz IS NULL
                      OR coalesce(r.observed_at, r.valid_from) >= %(after)s)

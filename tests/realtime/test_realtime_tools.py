@@ -120,6 +120,21 @@ async def test_search_facts_time_filters(rt_client: httpx.AsyncClient, rt_seed) 
     assert any(x.get("type") == "event" for x in r.json()["results"])
 
 
+async def test_search_facts_matches_names_relation_and_evidence(rt_client: httpx.AsyncClient, rt_seed) -> None:  # type: ignore[no-untyped-def]
+    async def texts(query: str) -> list[str]:
+        r = await rt_client.post("/v1/tools/memory.search_facts", json={
+            **_call(rt_seed), "arguments": {"query": query}})
+        assert r.status_code == 200, r.text
+        return [f["text"] for f in r.json()["results"]]
+
+    fact = "Thaldrin Ashvale drinks at The Gilded Tankard"
+    assert fact in await texts("Ashvale")  # the source's name only
+    assert fact in await texts("tankard")  # the target's name only
+    assert fact in await texts("who drinks")  # the relation only
+    assert fact in await texts("by the fire")  # the evidence only ("Thaldrin sits by the fire")
+    assert fact not in await texts("dragons and mountains")
+
+
 async def test_search_graph(rt_client: httpx.AsyncClient, rt_seed) -> None:  # type: ignore[no-untyped-def]
     for mode in ("semantic", "fulltext"):
         r = await rt_client.post("/v1/tools/memory.search_graph", json={
