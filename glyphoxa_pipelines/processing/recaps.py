@@ -18,7 +18,7 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-RECAP_VERSION = "template-v1"
+RECAP_VERSION = "template-v2"  # v2: "you" as subject vs object
 LLM_RECAP_VERSION = "llm-recap-v1"
 
 _CONNECTIVES = ["It began when", "Then", "Soon after,", "Meanwhile,", "Later,", "And so"]
@@ -45,8 +45,32 @@ _SECOND_PERSON = [
     (re.compile(r"^you\b", re.I), "our heroes"),
     (re.compile(r"(^|[,;:.!?]\s*|\b(?:" + "|".join(_SUBJECT_BEFORE) + r")\s+)you\b", re.I),
      r"\1they"),
-    (re.compile(r"\byou\b", re.I), "them"),
 ]
+# Any other "you" is an object after a preposition or a verb ("hands you", "looks at you",
+# "thank you") and a subject otherwise ("the next morning you climb"): "them" / "they".
+_PREPOSITIONS = set(
+    "at to for with from about around behind beside toward towards into onto upon over under "
+    "near past against among between through without within beyond of on in by".split()
+)
+_OBJECT_VERBS = set(
+    "tell give show ask let help hand see meet offer thank warn follow join take bring send pay "
+    "owe hear find make call pull push grab stop lead guide carry greet attack hit strike "
+    "watch remind invite hire trust know".split()
+)
+_OTHER_YOU = re.compile(r"\b(\w+)(\s+)you\b|\byou\b", re.I)
+
+
+def _other_you(m: re.Match[str]) -> str:
+    before = m.group(1)
+    if before is None:  # no word before it
+        return "they"
+    prev = before.lower()
+    is_object = (
+        prev in _PREPOSITIONS
+        or prev in _OBJECT_VERBS
+        or (prev.endswith(("s", "ed")) and prev not in {"is", "was", "has", "as", "this"})
+    )
+    return f"{before}{m.group(2)}{'them' if is_object else 'they'}"
 
 
 def third_person(sentence: str) -> str:
@@ -57,6 +81,7 @@ def third_person(sentence: str) -> str:
     for i in range(0, len(parts), 2):
         for pattern, repl in _SECOND_PERSON:
             parts[i] = pattern.sub(repl, parts[i])
+        parts[i] = _OTHER_YOU.sub(_other_you, parts[i])
         parts[i] = re.sub(r"([.!?]\s+)(they|our)\b", lambda m: m.group(1) + m.group(2).title(),
                           parts[i])
     out = "".join(parts)

@@ -98,6 +98,17 @@ def test_recap_template_retells_in_third_person() -> None:
     assert third_person("You see your reflection.") == "Our heroes see their reflection."
 
 
+def test_third_person_tells_subject_from_object() -> None:
+    assert third_person("The next morning you climb the hill.") == (
+        "The next morning they climb the hill.")
+    assert third_person("The guard hands you a key.") == "The guard hands them a key."
+    assert third_person("He looks at you.") == "He looks at them."
+    assert third_person("As you enter, the dwarf greets you.") == (
+        "As they enter, the dwarf greets them.")
+    assert third_person("The dragon attacked you and you fled.") == (
+        "The dragon attacked them and they fled.")
+
+
 def test_llm_summary_and_recap(openai_stub) -> None:
     def chat(body):
         system = body["messages"][0]["content"]
