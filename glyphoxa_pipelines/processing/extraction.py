@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-EXTRACTOR_VERSION = "patterns-v1"
+EXTRACTOR_VERSION = "patterns-v2"  # v2: NPC speakers are in-world
 LLM_EXTRACTOR_VERSION = "llm-v1"
 
 ResolutionMethod = Literal[
@@ -868,8 +868,9 @@ def extract_knowledge(
 ) -> ExtractionResult:
     """Entities and facts one session states, resolved against `existing` entities.
 
-    Speaker names (the people at the table) are never extracted as in-world entities; add
-    more out-of-world names through `exclude_names`. Facts get status `canon` at or above
+    Speaker names of the people at the table (players, DM) are never extracted as in-world
+    entities; NPC speakers (role `npc`, voiced by Glyphoxa) are characters of the world and
+    are. Add more out-of-world names through `exclude_names`. Facts get status `canon` at or above
     `review_threshold`, `pending` (DM review) below it.
     """
     entries = list(entries)
@@ -881,6 +882,8 @@ def extract_knowledge(
     resolver = EntityResolver(existing, embedder=embedder)
     excluded = {_key(n) for n in exclude_names}
     for e in entries:
+        if e.speaker_role == "npc":  # an NPC's voice line: the speaker is in the world
+            continue
         for part in re.split(r"\s*(?:,|&|\band\b)\s*", e.speaker_name):
             if part.strip():
                 excluded.add(_key(part))

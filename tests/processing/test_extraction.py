@@ -206,6 +206,26 @@ def test_llm_extractor_survives_unparseable_answers(openai_stub) -> None:
     assert len(openai_stub.requests) == 2  # one re-ask, then give up
 
 
+def test_npc_speakers_are_in_world_players_are_not() -> None:
+    def line(n: int, speaker: str, role: str, text: str) -> Entry:
+        return Entry(
+            id=n, campaign_id="c1", session_id="s9", idempotency_key=f"n{n}",
+            speaker_id=speaker.lower(), speaker_name=speaker, speaker_role=role,  # type: ignore[arg-type]
+            raw_text=text, text=text, npc_id=None, spoken_at=START + timedelta(seconds=n),
+            duration_s=2.0,
+        )
+
+    entries = [
+        line(1, "Vexmira", "npc", "Welcome, friends. I hear you ask about the crown."),
+        line(2, "DM", "dm", "Captain Hask, who serves Vexmira, counts a purse of silver."),
+        line(3, "Mira", "player", "Vexmira smiles. Captain Hask serves Vexmira, then."),
+        line(4, "DM", "dm", "Captain Hask serves Mira in the tavern."),
+    ]
+    found = facts_by_names(extract_knowledge(entries, EXISTING))
+    assert ("Hask", "serves", "Vexmira") in found  # an NPC who speaks is still in-world
+    assert not any("Mira" in (s, t) for s, _, t in found)  # a player at the table is not
+
+
 def test_empty_input() -> None:
     result = extract_knowledge([], EXISTING)
     assert result.entities == [] and result.relationships == []
