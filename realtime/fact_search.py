@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from psycopg import sql
-
 from glyphoxa_pipelines.db.operations import Op, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.knowledge_graph import (
     _FACT_FILTER,
@@ -20,16 +18,9 @@ from glyphoxa_pipelines.memory.knowledge_graph import (
     _fact_params,
     _known_fact,
 )
-from glyphoxa_pipelines.memory.models import Chunk, ChunkHit, Entity, KnownFact
+from glyphoxa_pipelines.memory.models import Entity, KnownFact
 from glyphoxa_pipelines.memory.rows import from_row
-from glyphoxa_pipelines.memory.semantic_index import (
-    _CHUNK_FILTERS,
-    CHUNK_COLUMNS,
-    SemanticIndex,
-    _as_vector,
-    _filter_params,
-    or_tsquery,
-)
+from glyphoxa_pipelines.memory.semantic_index import or_tsquery
 
 # The empty string is no entity id, so as a viewer it sees public facts only.
 PUBLIC_VIEWER = ""
@@ -326,50 +317,6 @@ def statement_timeout_op(op: Op, timeout_ms: int) -> Op:
     return (yield from op)
 
 
-def chunk_knn_op(
-    index: SemanticIndex,
-    campaign_id: str,
-    embedding: Any,
-    top_k: int,
-    *,
-    model: str,
-    ef_search: int,
-    session_id: str | None = None,
-    speaker: str | None = None,
-    after: datetime | None = None,
-    before: datetime | None = None,
-) -> Op:
-    """`search_sessions`' vector leg: the store's HNSW k-NN with a smaller candidate list, in
-    one statement and no transaction. The pool's `hnsw.ef_search = 200` (db/database.py) buys
-    the store bench recall@10 > 0.99; the live search wants a few dozen neighbours to fuse
-    with full-text, and each candidate costs time on the voice turn. The setting is made
-    LOCAL by `set_config` in an InitPlan, which runs before the index scan starts (and ends
-    with the statement's implicit transaction), instead of BEGIN / SET LOCAL / COMMIT round
-    trips. A session filter takes the store's exact scan, which needs no HNSW setting."""
-    if session_id is not None:
-        return (yield from SemanticIndex.search.op(
-            index, campaign_id, embedding, top_k, model=model, session_id=session_id,
-            speaker=speaker, after=after, before=before))
-    if top_k <= 0:
-        return []
-    dim = yield from index._dimension_op(model)
-    vec = _as_vector(embedding, model, dim)
-    distance = sql.SQL("(e.embedding::vector({dim}) <=> %(v)s::vector({dim}))").format(
-        dim=sql.Literal(dim))
-    query = sql.SQL(
-        """WITH cfg AS MATERIALIZED (SELECT set_config('hnsw.ef_search', %(ef)s, true) AS ef)
-           SELECT {cols}, {distance} AS distance
-           FROM chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id
-           WHERE e.model = {model} AND e.campaign_id = %(c)s
-             AND (SELECT ef FROM cfg) IS NOT NULL {filters}
-           ORDER BY {distance} LIMIT %(k)s"""
-    ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, model=sql.Literal(model),
-             filters=sql.SQL(_CHUNK_FILTERS.format(session="e.session_id")))
-    params = _filter_params(campaign_id, top_k, None, speaker, None, after, before)
-    rows = yield fetch_all(query, dict(params, v=vec, ef=str(int(ef_search))))
-    return [ChunkHit(from_row(Chunk, r), float(r["distance"]), "vector") for r in rows]
-
-
 def chunk_turns_op(chunk_ids: Sequence[str]) -> Op:
     """The L1 turns each chunk covers (first..last entry of its session), in spoken order:
     results can then show, and cite, single turns instead of whole windows."""
@@ -391,35 +338,3 @@ def chunk_turns_op(chunk_ids: Sequence[str]) -> Op:
     for r in rows:
         out.setdefault(r["chunk_id"], []).append(r)
     return out
-
-
-def chunk_fulltext_op(
-    campaign_id: str,
-    query: str,
-    top_k: int,
-    *,
-    session_id: str | None = None,
-    speaker: str | None = None,
-    after: datetime | None = None,
-    before: datetime | None = None,
-) -> Op:
-    """`search_sessions`' full-text leg: chunks sharing any query word, ranked by `ts_rank`
-    (term frequency) rather than the store's `ts_rank_cd` (cover density). On 50k chunks
-    `ts_rank_cd` costs ~4x as much per matching chunk (5.7 vs 1.4 ms for ~570 matches), and
-    proximity says little when any word may match: LoCoMo evidence recall within 1,500
-    tokens 0.797 -> 0.812 over all 10 conversations (0-4: 0.815 -> 0.824, 5-9: 0.780 ->
-    0.801)."""
-    if not query.strip():
-        return []
-    rows = yield fetch_all(
-        f"""SELECT {CHUNK_COLUMNS}, ts_rank(c.tsv, q) AS rank
-            FROM chunks c, to_tsquery('english', %(q)s) q
-            WHERE c.campaign_id = %(c)s AND c.tsv @@ q
-            {_CHUNK_FILTERS.format(session="c.session_id")}
-            ORDER BY rank DESC, c.session_id, c.seq LIMIT %(k)s""",
-        dict(
-            _filter_params(campaign_id, top_k, session_id, speaker, None, after, before),
-            q=or_tsquery(query),
-        ),
-    )
-    return [ChunkHit(from_row(Chunk, r), float(r["rank"]), "fulltext") for r in rows]

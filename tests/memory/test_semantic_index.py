@@ -174,6 +174,10 @@ def test_fulltext_over_chunks(db: Database, campaign_id: str) -> None:
         index.fulltext_search(campaign_id, "dragons", 10, entity_ids=["eldrinax"])[0].chunk.seq == 0
     )
     assert index.fulltext_search("someone-else", "dragons", 10) == []
+    by_frequency = index.fulltext_search(campaign_id, "Where are the dragons?", 10,
+                                         rank="frequency")
+    assert {h.chunk.seq for h in by_frequency} == {0, 3, 6}  # same matches, other ranking
+    assert [h.score for h in by_frequency] != [h.score for h in hits]
 
 
 def test_campaigns_never_mix(db: Database, campaign_id: str) -> None:

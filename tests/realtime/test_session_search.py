@@ -88,22 +88,20 @@ async def test_knn_leg_matches_the_store_and_keeps_its_hnsw_setting_local(  # ty
 ) -> None:
     from glyphoxa_pipelines.db.database import drive_async
     from glyphoxa_pipelines.memory import SemanticIndex
-    from realtime import fact_search as fs
-
     svc = rt_service
     vec = await svc.embedder.embed("the stolen sword at the temple")
     model = svc.embedder.model_id
     store = await svc.run(SemanticIndex.search.op(svc.index, rt_seed.campaign_id, vec, 5,
                                                   model=model))
     async with svc.db.pool.connection() as conn:  # autocommit, as the pool hands them out
-        leg = await drive_async(conn, fs.chunk_knn_op(svc.index, rt_seed.campaign_id, vec, 5,
-                                                      model=model, ef_search=40),
-                                transaction=False)
+        leg = await drive_async(conn, SemanticIndex.search.op(
+            svc.index, rt_seed.campaign_id, vec, 5, model=model, ef_search=40),
+            transaction=False)
         after = await (await conn.execute("SHOW hnsw.ef_search")).fetchone()
     assert [h.chunk.id for h in leg] == [h.chunk.id for h in store]
     assert all(h.method == "vector" for h in leg)
     assert after[0] == "200"  # the pool's own setting is back for the next user
-    one = await svc.run(fs.chunk_knn_op(svc.index, rt_seed.campaign_id, vec, 5, model=model,
-                                        ef_search=40, session_id=rt_seed.past_sessions[0]),
-                        transaction=False)
+    one = await svc.run(SemanticIndex.search.op(
+        svc.index, rt_seed.campaign_id, vec, 5, model=model, ef_search=40,
+        session_id=rt_seed.past_sessions[0]), transaction=False)
     assert {h.chunk.session_id for h in one} <= {rt_seed.past_sessions[0]}
