@@ -16,11 +16,11 @@ import json
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -59,6 +59,7 @@ from realtime.session_search import chunk_result, passages, rrf, terms  # noqa: 
 from realtime.spool import PermanentSpoolError, Spool
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEGRADED = "memory degraded: PostgreSQL is unreachable"
 
@@ -238,9 +239,14 @@ class MemoryService:
                 await cur.execute(query, params)
                 return await cur.fetchone()
 
+        return await self._within_limits(go())
+
+    async def _within_limits(self, call: Awaitable[T]) -> T:
+        """One direct database call under the service's time limit; a timeout or a lost
+        connection switches the service to degraded mode."""
         try:
             async with asyncio.timeout(self.db_timeout_s):
-                return await go()
+                return await call
         except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
             self._mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
@@ -484,11 +490,7 @@ class MemoryService:
                 return cur.rowcount
 
         try:
-            async with asyncio.timeout(self.db_timeout_s):
-                return await go()
-        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
-            self._mark_degraded(exc)
-            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+            return await self._within_limits(go())
         except psycopg.errors.CheckViolation as exc:
             raise InvalidInputError(str(exc.diag.message_primary)) from exc
 
