@@ -27,6 +27,7 @@ from glyphoxa_pipelines.memory.models import (
     Session,
     SessionSummary,
     Subgraph,
+    TurnText,
 )
 from glyphoxa_pipelines.memory.recaps import RecapStore, SummaryStore
 from glyphoxa_pipelines.memory.semantic_index import SemanticIndex
@@ -58,4 +59,5 @@ __all__ = [
     "SessionSummary",
     "Subgraph",
     "SummaryStore",
+    "TurnText",
 ]

@@ -122,6 +122,19 @@ class ChunkHit:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnText:
+    """A session entry to embed on its own (speaker name falls back to the speaker id)."""
+
+    entry_id: int
+    text: str
+    speaker_name: str
+
+    def embedding_text(self) -> str:
+        """What is embedded: '<speaker>: <text>', the form session search was tuned on."""
+        return f"{self.speaker_name}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
 class Entity:
     campaign_id: str
     id: str

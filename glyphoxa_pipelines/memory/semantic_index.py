@@ -1,4 +1,5 @@
-"""L2 semantic index: transcript chunks and their embeddings, several models side by side.
+"""L2 semantic index: transcript chunks and their embeddings, several models side by side,
+plus one embedding per session entry (turn) and model, which session search reads by entry id.
 
 The vector column is untyped so models of different dimensions coexist; each model has a
 partial HNSW index on `embedding::vector(dim)`. Queries name the model and dimension as SQL
@@ -28,7 +29,7 @@ from glyphoxa_pipelines.db.operations import (
     read_operation,
 )
 from glyphoxa_pipelines.memory.errors import EmbeddingDimensionError, NotFoundError
-from glyphoxa_pipelines.memory.models import Chunk, ChunkHit
+from glyphoxa_pipelines.memory.models import Chunk, ChunkHit, TurnText
 from glyphoxa_pipelines.memory.rows import from_row
 
 CHUNK_COLUMNS = (
@@ -220,6 +221,40 @@ class SemanticIndex:
         """Store (chunk id, embedding) pairs for `model`; dimension checked before writing."""
         return (yield from self._upsert_embeddings_op(model, items))
 
+    @operation
+    def add_entry_embeddings(
+        self,
+        model: str,
+        items: Sequence[tuple[int, Sequence[float] | np.ndarray]],
+        *,
+        texts: Sequence[str] | None = None,
+    ) -> Op:
+        """Store (entry id, embedding) pairs for `model` (upsert); every dimension is checked
+        before anything is written. `texts` (same order): the entry text each vector was made
+        from; a row is then written only if the entry still has that text, so a correction
+        committed meanwhile (whose trigger drops the entry's embeddings) is never undone by a
+        vector of the old text. Entries that no longer exist are skipped."""
+        if not items:
+            return 0
+        if texts is not None and len(texts) != len(items):
+            raise ValueError(f"add_entry_embeddings: {len(items)} items but {len(texts)} texts")
+        dim = yield from self._dimension_op(model)
+        rows = [
+            (model, _as_vector(vec, model, dim), int(eid), None if texts is None else texts[i])
+            for i, (eid, vec) in enumerate(items)
+        ]
+        # FOR SHARE waits for an uncommitted text update of the entry and re-checks its text.
+        n = yield execute_many(
+            """INSERT INTO entry_embeddings (model, embedding, entry_id, campaign_id, session_id)
+               SELECT %s, %s, e.id, e.campaign_id, e.session_id FROM session_entries e
+               WHERE e.id = %s AND (%s::text IS NULL OR e.text = %s)
+               FOR SHARE OF e
+               ON CONFLICT (entry_id, model) DO UPDATE SET embedding = EXCLUDED.embedding,
+                   created_at = now()""",
+            [(m, v, eid, t, t) for m, v, eid, t in rows],
+        )
+        return n
+
     # -- reads ----------------------------------------------------------------------------
     @read_operation
     def get_chunks(self, session_id: str) -> Op:
@@ -243,6 +278,22 @@ class SemanticIndex:
             {"c": campaign_id, "s": session_id, "m": model},
         )
         return [from_row(Chunk, r) for r in rows]
+
+    @read_operation
+    def entries_missing_embeddings(self, model: str, *, session_id: str) -> Op:
+        """The session's turns with no embedding for `model`, in spoken order (an unknown
+        model is an error, not "everything missing")."""
+        yield from self._dimension_op(model)
+        rows = yield fetch_all(
+            """SELECT e.id, e.text, coalesce(nullif(e.speaker_name, ''), e.speaker_id) AS speaker
+               FROM session_entries e
+               WHERE e.session_id = %(s)s
+                 AND NOT EXISTS (SELECT 1 FROM entry_embeddings x
+                                 WHERE x.entry_id = e.id AND x.model = %(m)s)
+               ORDER BY e.spoken_at, e.id""",
+            {"s": session_id, "m": model},
+        )
+        return [TurnText(int(r["id"]), r["text"], r["speaker"]) for r in rows]
 
     def _search_op(
         self,

@@ -292,7 +292,9 @@ class SessionStore:
         updates: Sequence[tuple[int, str, list[dict[str, Any]], str]],
     ) -> Op:
         """Store improved text for entries: (entry id, text, corrections, corrector version).
-        raw_text is never touched."""
+        raw_text is never touched. This (the corrected_transcript step) is the only writer of
+        `text`; a changed text drops the entry's per-turn embeddings (trigger, migration 017)
+        so the next chunk_embeddings run embeds the new text."""
         if not updates:
             return 0
         n = yield execute_many(

@@ -40,6 +40,7 @@ def test_migrate_twice_is_a_no_op(database_url: str) -> None:
         "session_entries",
         "chunks",
         "chunk_embeddings",
+        "entry_embeddings",
         "entities",
         "relationships",
         "session_summaries",
