@@ -40,6 +40,11 @@ CHECKS: dict[str, list[tuple[str, str, bool]]] = {
     "chunk_embeddings": [
         ("every_chunk_embedded", "Every chunk has an embedding of the configured model.", True),
         (
+            "every_turn_embedded",
+            "Every turn (session entry) has an embedding of the configured model.",
+            False,
+        ),
+        (
             "every_chunk_embedded_for_active_model",
             "Every chunk has an embedding of the model the campaign's queries use.",
             False,

@@ -44,7 +44,9 @@ DESCRIPTIONS = {
     "raw_transcript": "The session's L1 entries as recorded (observed, never changed).",
     "corrected_transcript": "Every entry corrected against the campaign's names; raw kept.",
     "transcript_chunks": "Windows of turns within the embedding model's input limit.",
-    "chunk_embeddings": "Chunk embeddings of the configured model, beside other models'.",
+    "chunk_embeddings": (
+        "Chunk and per-turn embeddings of the configured model, beside other models'."
+    ),
     "extracted_knowledge": "Entities and facts into L3, with provenance and review queue.",
     "session_summary": "What happened, stored, plus an episode entity linked to participants.",
     "session_recap": "A dramatic 'Previously on...' for the next session.",

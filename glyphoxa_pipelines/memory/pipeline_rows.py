@@ -273,6 +273,19 @@ def embedding_coverage_op(session_id: str, model: str, max_tokens: int) -> Op:
     return row
 
 
+def turn_embedding_coverage_op(session_id: str, model: str) -> Op:
+    """The session's entries and how many have no per-turn embedding for `model`."""
+    row = yield fetch_one(
+        """SELECT count(*) AS entries,
+                  count(*) FILTER (WHERE NOT EXISTS (
+                      SELECT 1 FROM entry_embeddings x WHERE x.entry_id = e.id
+                        AND x.model = %s)) AS missing
+           FROM session_entries e WHERE e.session_id = %s""",
+        (model, session_id),
+    )
+    return row
+
+
 def dangling_facts_op(campaign_id: str, session_id: str) -> Op:
     """Facts of the session whose source or target entity does not exist (should be 0; the
     foreign keys make it so, the check proves it on any backend)."""
@@ -370,6 +383,9 @@ def session_staleness_op(
               (SELECT count(*) FROM chunks c WHERE c.session_id = s.id
                   AND NOT EXISTS (SELECT 1 FROM chunk_embeddings ce WHERE ce.chunk_id = c.id
                                   AND ce.model = %(m)s)) AS unembedded,
+              (SELECT count(*) FROM session_entries e WHERE e.session_id = s.id
+                  AND NOT EXISTS (SELECT 1 FROM entry_embeddings ee WHERE ee.entry_id = e.id
+                                  AND ee.model = %(m)s)) AS unembedded_turns,
               (SELECT count(*) FROM relationships r WHERE r.session_id = s.id
                   AND r.provenance = 'extracted' AND r.rel_type <> 'appears_in'
                   AND NOT (r.extractor_version = ANY(%(ev)s))) AS old_facts,

@@ -208,35 +208,54 @@ def chunk_embeddings(
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> StepOutcome:
-    """Embed the session's chunks that have no embedding for the configured model (batched,
-    stored beside other models' embeddings). When every chunk of the campaign has this model,
-    the campaign's active model is switched to it atomically."""
+    """Embed the session's chunks, then its turns ('<speaker>: <text>', what session search
+    ranks a retrieved window's turns by), that have no embedding for the configured model
+    (batched, stored beside other models' embeddings). `progress(done, total)` counts chunks
+    and turns together. When every chunk of the campaign has this model, the campaign's active
+    model is switched to it atomically."""
     info = _session(services, session_id)
     embedder = services.embedder
+    model = embedder.model_id
     index = SemanticIndex(services.db)
-    index.register_model(embedder.model_id, embedder.dimension)
-    missing = index.chunks_missing_embeddings(embedder.model_id, session_id=session_id)
+    index.register_model(model, embedder.dimension)
+    missing = index.chunks_missing_embeddings(model, session_id=session_id)
+    turns = index.entries_missing_embeddings(model, session_id=session_id)
+    total = len(missing) + len(turns)
     started = time.perf_counter()
     done = 0
     for start in range(0, len(missing), EMBED_BATCH):
         batch = missing[start : start + EMBED_BATCH]
         vectors = embedder.embed([c.text for c in batch])
-        index.add_embeddings(
-            embedder.model_id, [(c.id, v) for c, v in zip(batch, vectors, strict=True)]
-        )
+        index.add_embeddings(model, [(c.id, v) for c, v in zip(batch, vectors, strict=True)])
         done += len(batch)
         if progress:
-            progress(done, len(missing))
+            progress(done, total)
     embed_s = time.perf_counter() - started
-    switched = _maybe_switch_active_model(services, info["campaign_id"], embedder.model_id)
+    turns_done = 0
+    for start in range(0, len(turns), EMBED_BATCH):
+        batch = turns[start : start + EMBED_BATCH]
+        vectors = embedder.embed([t.embedding_text() for t in batch])
+        index.add_entry_embeddings(
+            model,
+            [(t.entry_id, v) for t, v in zip(batch, vectors, strict=True)],
+            texts=[t.text for t in batch],
+        )
+        turns_done += len(batch)
+        if progress:
+            progress(done + turns_done, total)
+    turns_s = time.perf_counter() - started - embed_s
+    switched = _maybe_switch_active_model(services, info["campaign_id"], model)
     campaign = CampaignStore(services.db).require(info["campaign_id"])
     out = StepOutcome("chunk_embeddings")
     out.metadata = {
-        "model": embedder.model_id,
+        "model": model,
         "dimension": embedder.dimension,
         "embedded": done,
         "embed_seconds": round(embed_s, 3),
         "chunks_per_second": round(done / embed_s, 1) if done and embed_s > 0 else None,
+        "turns_embedded": turns_done,
+        "turns_embed_seconds": round(turns_s, 3),
+        "turns_per_second": round(turns_done / turns_s, 1) if turns_done and turns_s > 0 else None,
         "active_model": campaign.active_embedding_model,
         "switched_active_model": switched,
     }
@@ -255,12 +274,19 @@ def embedding_checks(
         if active_model == embedder.model_id
         else services.db.run(rows.embedding_coverage_op(session_id, active_model, 10**9))
     )
+    turns = services.db.run(rows.turn_embedding_coverage_op(session_id, embedder.model_id))
     return [
         CheckOutcome(
             "every_chunk_embedded",
             int(cov["missing"]) == 0,
             f"{cov['missing']} of {cov['chunks']} chunks lack a {embedder.model_id} embedding",
             metadata={"missing": int(cov["missing"]), "model": embedder.model_id},
+        ),
+        CheckOutcome(
+            "every_turn_embedded",
+            int(turns["missing"]) == 0,
+            f"{turns['missing']} of {turns['entries']} turns lack a {embedder.model_id} embedding",
+            metadata={"missing": int(turns["missing"]), "model": embedder.model_id},
         ),
         CheckOutcome(
             "every_chunk_embedded_for_active_model",

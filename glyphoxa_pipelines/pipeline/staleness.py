@@ -15,6 +15,8 @@ from glyphoxa_pipelines.memory import pipeline_rows as rows
 from glyphoxa_pipelines.pipeline import versions
 from glyphoxa_pipelines.pipeline.services import PipelineServices
 
+_FIGURES = ("chunks", "unembedded", "unembedded_turns", "old_chunks", "uncorrected")
+
 
 @dataclass(frozen=True, slots=True)
 class SessionStaleness:
@@ -70,9 +72,14 @@ def stale_sessions(
             reasons.append(
                 "no chunks" if not r["chunks"] else f"{r['old_chunks']} chunks by an old chunker"
             )
-        if r["chunks"] and r["unembedded"]:
+        if r["chunks"] and (r["unembedded"] or r["unembedded_turns"]):
             stale.append("chunk_embeddings")
-            reasons.append(f"{r['unembedded']} chunks without a {embedding_model} embedding")
+            if r["unembedded"]:
+                reasons.append(f"{r['unembedded']} chunks without a {embedding_model} embedding")
+            if r["unembedded_turns"]:
+                reasons.append(
+                    f"{r['unembedded_turns']} turns without a {embedding_model} embedding"
+                )
         if r["old_facts"] or r["old_entities"]:
             stale.append("extracted_knowledge")
             reasons.append(
@@ -91,7 +98,7 @@ def stale_sessions(
                 entries=int(r["entries"]),
                 stale_assets=stale,
                 reasons=reasons,
-                figures={k: r[k] for k in ("chunks", "unembedded", "old_chunks", "uncorrected")},
+                figures={k: r[k] for k in _FIGURES},
             )
         )
     return out

@@ -11,6 +11,10 @@ from __future__ import annotations
 from glyphoxa_pipelines.config import Settings
 
 STEP_LOGIC = "1"  # bump when the step glue (not the transforms) changes what is written
+# What the embedding step writes besides chunk vectors: "turns" = one vector per session
+# entry too (entry_embeddings). Part of that asset's code version, so sessions embedded
+# before are shown stale and a backfill embeds their turns.
+EMBEDDING_PRODUCTS = "turns"
 
 
 def corrector_version(with_llm: bool = False) -> str:
@@ -62,7 +66,7 @@ def code_versions(settings: Settings) -> dict[str, str]:
         "raw_transcript": f"observe-{STEP_LOGIC}",
         "corrected_transcript": f"{corrector_version(llm)}/{STEP_LOGIC}",
         "transcript_chunks": f"{CHUNKER_VERSION}/{STEP_LOGIC}",
-        "chunk_embeddings": f"{settings.embedding_model}/{STEP_LOGIC}",
+        "chunk_embeddings": f"{settings.embedding_model}+{EMBEDDING_PRODUCTS}/{STEP_LOGIC}",
         "extracted_knowledge": f"{with_llm if llm else offline}/{STEP_LOGIC}",
         "session_summary": f"{summarizer_version(llm)}/{STEP_LOGIC}",
         "session_recap": f"{recap_version(llm)}{spoken}/{STEP_LOGIC}",
