@@ -55,7 +55,7 @@ from realtime.graph_cache import GraphCache, listen_for_changes
 from realtime.hot_context import HotContext, Memory, assemble, fit_budget
 from realtime.prefetch import PrefetchCache, Prefetched, Trigger, detect
 from realtime.query_embedding import QueryEmbedder
-from realtime.session_search import chunk_result, passages, rrf, terms  # noqa: F401 - re-exported
+from realtime.session_search import chunk_result
 from realtime.spool import PermanentSpoolError, Spool
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,6 @@ query embedder (`SearchHost`).
 from __future__ import annotations
 
 import asyncio
-import math
-import re
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -21,23 +19,16 @@ from glyphoxa_pipelines.memory import SemanticIndex
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime import fact_search as fs
 from realtime import tools as tl
+from realtime.turn_ranking import turn_scores
 
 Fused = tuple[ChunkHit, float, list[str]]
 
 # Reciprocal rank fusion of the vector and full-text chunk lists.
 RRF_K = 20
-# Turn scoring in `passages`: weight / (TURN_RRF_K + rank + 1) for the turn's window rank
-# (CHUNK_WEIGHT) and its rarity-weighted query-word rank (TURN_WEIGHT). Tuned on LoCoMo
-# conversations 0-4 only (grid: weights 1-3 x 0.5-2, k 10 / 20 / 40), then checked on the
-# held-out 5-9; evidence recall within 1,500 tokens, before -> after (2 / 1 / k 20 -> 1 / 1 /
-# k 10): 0-4 0.824 -> 0.835, 5-9 0.801 -> 0.812. Nothing here is LoCoMo-specific: it says a
-# turn's own words count as much as its window's rank, and that only the top ranks matter.
-TURN_RRF_K = 10
-TURN_WEIGHT = 1.0
-CHUNK_WEIGHT = 1.0
 # Fused windows whose turns compete, per passage asked (`top_k`). LoCoMo recall within 1,500
-# tokens at top_k 30, conversations 0-4 / held-out 5-9: 1x 0.835 / 0.810, 2x 0.835 / 0.812,
-# 3x-4x 0.838 on 0-4; more windows only cost time.
+# tokens at top_k 30 with the turn model (offline replay, mean of 0-4 and 5-9, each half
+# scored by weights fitted on the other): 1x 0.848, 2x 0.858, 3x 0.858; more windows only
+# cost time.
 CANDIDATE_FACTOR = 2
 CITATION_TOKENS = 12  # what the session / time / speakers line of a result costs the reader
 
@@ -151,10 +142,11 @@ async def hybrid(
     return rrf([vector_hits, text_hits], weights=[wv, wt])[:top_k]
 
 
-async def search_sessions(
+async def candidates(
     host: SearchHost, args: tl.SearchSessionsArgs, campaign_id: str
-) -> list[dict[str, Any]]:
-    """The tool: fused chunk candidates, their turns, packed into `args.max_tokens`."""
+) -> tuple[list[Fused], dict[str, list[dict[str, Any]]]]:
+    """Fused chunk windows and their turns, each turn with its cosine to the query
+    (`similarity`; None for a turn the pipeline has not embedded yet)."""
     hits = await hybrid(
         host,
         campaign_id,
@@ -166,7 +158,22 @@ async def search_sessions(
         after=args.after,
         before=args.before,
     )
-    turns = await host.run(fs.chunk_turns_op([h.chunk.id for h, _, _ in hits]), transaction=False)
+    vec = None
+    if host.fusion_weights[0]:  # embedded by the vector leg: the embedder's cache answers
+        vec = await host.embedder.embed(args.query)
+    turns = await host.run(
+        fs.chunk_turns_op([h.chunk.id for h, _, _ in hits], query_vector=vec,
+                          model=host.embedder.model_id if vec is not None else None),
+        transaction=False,
+    )
+    return hits, turns
+
+
+async def search_sessions(
+    host: SearchHost, args: tl.SearchSessionsArgs, campaign_id: str
+) -> list[dict[str, Any]]:
+    """The tool: fused chunk candidates, their turns, packed into `args.max_tokens`."""
+    hits, turns = await candidates(host, args, campaign_id)
     return passages(hits, turns, args.query, args.max_tokens, limit=args.top_k)
 
 
@@ -208,48 +215,35 @@ def chunk_result(hit: ChunkHit, score: float, methods: list[str]) -> dict[str, A
     }
 
 
-_STOP = frozenset(
-    "a an the and or but if of to in on at for with about from by as is are was were be been "
-    "being do does did have has had i you he she it we they me him her them my your his its our "
-    "their this that these those what when where who whom which why how not no so just very can "
-    "could would should will shall may might must there here than then too also up down out "
-    "over under again once ever any some all".split()
-)
-_TERM = re.compile(r"[a-z0-9']+")
+Links = dict[int, tuple[int | None, int | None]]
 
 
-def terms(text: str) -> set[str]:
-    """Content words, crudely stemmed: enough to spot which turns of a window matter."""
-    out = set()
-    for word in _TERM.findall(text.lower()):
-        word = word.strip("'")
-        if len(word) < 2 or word in _STOP:
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        out.add(word)
-    return out
-
-
-def _turn_weights(
-    turns: dict[str, list[dict[str, Any]]], wanted: set[str]
-) -> tuple[dict[int, set[str]], dict[str, float]]:
-    """Query terms each candidate turn holds, and each term's weight: inverse frequency over
-    the candidate turns, so a name said in every turn counts for little and a rare word of the
-    question (a place, an object) for much."""
-    row_terms: dict[int, set[str]] = {}
-    for rows in turns.values():
-        for r in rows:
-            if r["id"] not in row_terms:
-                row_terms[r["id"]] = wanted & terms(r["text"])
-    n = max(1, len(row_terms))
-    df: dict[str, int] = {}
-    for found in row_terms.values():
-        for t in found:
-            df[t] = df.get(t, 0) + 1
-    return row_terms, {t: math.log(1.0 + n / c) for t, c in df.items()}
+def candidate_turns(
+    hits: list[Fused], turns: dict[str, list[dict[str, Any]]]
+) -> tuple[dict[int, dict[str, Any]], dict[int, int], Links, dict[int, int]]:
+    """The turns of the candidate windows, each once, in candidate order (best window
+    first): rows by id, the rank of the best window holding each, each turn's adjacent turns
+    within its windows, and the pseudo-turns (negative ids) standing for windows with no turns
+    fetched, which compete whole as their text."""
+    rows: dict[int, dict[str, Any]] = {}
+    origin: dict[int, int] = {}
+    links: Links = {}
+    whole: dict[int, int] = {}
+    for rank, (hit, _score, _methods) in enumerate(hits):
+        window = turns.get(hit.chunk.id) or []
+        if not window:
+            pseudo = -(rank + 1)
+            rows[pseudo] = {"id": pseudo, "text": hit.chunk.text, "speaker_name": "",
+                            "similarity": None}
+            origin[pseudo], links[pseudo], whole[pseudo] = rank, (None, None), rank
+        for j, r in enumerate(window):
+            rows.setdefault(r["id"], r)
+            origin.setdefault(r["id"], rank)
+            prev, nxt = links.get(r["id"], (None, None))
+            links[r["id"]] = (prev if prev is not None else (window[j - 1]["id"] if j else None),
+                              nxt if nxt is not None else
+                              (window[j + 1]["id"] if j + 1 < len(window) else None))
+    return rows, origin, links, whole
 
 
 def passages(
@@ -259,39 +253,19 @@ def passages(
     max_tokens: int,
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Turn-level packing: every turn of a candidate window is scored on its own (its
-    window's fused rank plus its rarity-weighted query-word rank), then lifted by its better
-    neighbour (`window_scores`: a question matched in one turn is answered in the next), and
-    the best turns are packed one by one until `max_tokens`; chosen turns that are adjacent in
-    their session become one passage, so context costs no second citation line. Windows with
-    no turns (none fetched) compete whole at their own rank. At most `limit` passages, best
-    first (the tool's `top_k`)."""
+    """Turn-level packing: every turn of a candidate window is scored on its own
+    (`turn_ranking.turn_scores`: its window's rank, its own similarity, its query words, its
+    neighbours', who speaks), and the best turns are packed one by one until `max_tokens`;
+    chosen turns that are adjacent in their session become one passage, so context costs no
+    second citation line. A window with no turns (none fetched) competes whole, as one
+    pseudo-turn made of its text. At most `limit` passages, best first (the tool's `top_k`).
+    Turn rows may carry `similarity` (cosine to the query; None or absent when the turn has
+    no embedding)."""
     from realtime.hot_context import estimate_tokens
 
-    rows: dict[int, dict[str, Any]] = {}
-    origin: dict[int, int] = {}  # turn -> rank of its best window
-    links: dict[int, tuple[int | None, int | None]] = {}
-    whole: list[tuple[float, int]] = []
-    for rank, (hit, _score, _methods) in enumerate(hits):
-        window = turns.get(hit.chunk.id) or []
-        if not window:
-            whole.append((CHUNK_WEIGHT / (TURN_RRF_K + rank + 1), rank))
-        for j, r in enumerate(window):
-            rows.setdefault(r["id"], r)
-            origin.setdefault(r["id"], rank)
-            prev, nxt = links.get(r["id"], (None, None))
-            links[r["id"]] = (prev if prev is not None else (window[j - 1]["id"] if j else None),
-                              nxt if nxt is not None else
-                              (window[j + 1]["id"] if j + 1 < len(window) else None))
-    own = {i: CHUNK_WEIGHT / (TURN_RRF_K + rank + 1) for i, rank in origin.items()}
-    row_terms, weight = _turn_weights({"": list(rows.values())}, terms(query))
-    lexical = sorted(
-        (-sum(weight[t] for t in found), origin[i], i) for i, found in row_terms.items() if found
-    )
-    for lex_rank, (_neg, _rank, i) in enumerate(lexical):
-        own[i] += TURN_WEIGHT / (TURN_RRF_K + lex_rank + 1)
-    final = window_scores(own, links)
-    order = sorted(final, key=lambda i: (-final[i], origin[i], rows[i]["spoken_at"], i))
+    rows, origin, links, whole = candidate_turns(hits, turns)
+    final = turn_scores(rows, origin, links, query)
+    order = sorted(final, key=lambda i: (-final[i], origin[i], i))
 
     def line(r: dict[str, Any]) -> str:
         return f"{r['speaker_name'] or r['speaker_id']}: {r['text']}"
@@ -299,35 +273,31 @@ def passages(
     chosen: set[int] = set()
     used = 0
     for i in order:  # approximate (per line) costs; the exact check is below
-        cost = estimate_tokens(line(rows[i])) + 1
+        cost = estimate_tokens(rows[i]["text"] if i in whole else line(rows[i])) + 1
         if not any(n in chosen for n in links[i] if n is not None):
             cost += CITATION_TOKENS
         if used + cost <= max_tokens:
             used += cost
             chosen.add(i)
-    units: list[tuple[float, int, list[int] | None]] = [
-        (final[i], origin[i], _run(i, chosen, links)) for i in order if i in chosen
-    ]
-    units += [(score, rank, None) for score, rank in whole]
-    units.sort(key=lambda u: (-u[0], u[1]))
     out: list[dict[str, Any]] = []
     done: set[int] = set()
     used = 0
-    for score, rank, run in units:
+    for i in order:
         if limit is not None and len(out) >= limit:
             break
-        hit, hscore, methods = hits[rank]
-        if run is None:
+        if i not in chosen or i in done:
+            continue
+        hit, hscore, methods = hits[origin[i]]
+        if i in whole:
             result = chunk_result(hit, hscore, methods)
             cost = estimate_tokens(result["text"]) + CITATION_TOKENS
             if used + cost <= max_tokens:
                 used += cost
                 out.append(result)
             continue
-        if run[0] in done:
-            continue
+        run = _run(i, chosen, links)
         done.update(run)
-        selected = [rows[i] for i in run]
+        selected = [rows[j] for j in run]
         text = "\n".join(line(r) for r in selected)
         cost = estimate_tokens(text) + CITATION_TOKENS
         if used + cost > max_tokens:
@@ -336,7 +306,7 @@ def passages(
         out.append(
             {
                 "text": text,
-                "score": round(score, 6),
+                "score": round(final[i], 6),
                 "methods": methods,
                 "chunk_id": hit.chunk.id,
                 "source": {
@@ -352,20 +322,7 @@ def passages(
     return out
 
 
-def window_scores(
-    own: dict[int, float], links: dict[int, tuple[int | None, int | None]]
-) -> dict[int, float]:
-    """A turn's score plus its better neighbour's: the evidence is often the turn next to the
-    one that shares the question's words (LoCoMo, conversations 0-4: packing seeds with both
-    neighbours 0.801, this 0.810, recall@5 0.69 -> 0.75; held out 5-9: 0.764 -> 0.788)."""
-    out = {}
-    for i, score in own.items():
-        lift = max((own.get(n, 0.0) for n in links.get(i, ()) if n is not None), default=0.0)
-        out[i] = score + lift
-    return out
-
-
-def _run(i: int, chosen: set[int], links: dict[int, tuple[int | None, int | None]]) -> list[int]:
+def _run(i: int, chosen: set[int], links: Links) -> list[int]:
     """The chosen turns adjacent to `i` (itself included), in spoken order."""
     start = i
     while (p := links[start][0]) is not None and p in chosen:

@@ -32,13 +32,6 @@ def test_rrf_fuses_ranks_and_keeps_methods() -> None:
     assert fused[0][2] == ["vector", "vector"]
 
 
-def test_window_scores_lift_a_turn_by_its_better_neighbour() -> None:
-    own = {1: 0.1, 2: 0.5, 3: 0.2}
-    links = {1: (None, 2), 2: (1, 3), 3: (2, None)}
-    out = ss.window_scores(own, links)
-    assert out == {1: 0.6, 2: 0.7, 3: 0.7}
-
-
 def test_answer_next_to_the_matching_turn_is_packed_with_it_as_one_passage() -> None:
     window = [_turn(3, "Where did you hide the silver key?", "Bo"),
               _turn(4, "Under the third floorboard of the mill."),

@@ -1,0 +1,161 @@
+"""Which turns of the retrieved windows answer the question: a small logistic model.
+
+`memory.search_sessions` fetches ~60 chunk windows (~300 turns) and can show ~50 turns within
+a 1,500-token budget, so the order of the candidate turns decides what the LLM reads. Each
+turn is described by a dozen plain features (its window's fused rank, its own cosine to the
+query, its rarity-weighted query words, its neighbours' signals, whether it is spoken by a
+person the question names, its length) and scored by a linear model whose weights were
+fitted by logistic regression (`bench/fit_turn_model.py`) on LoCoMo conversations 0-4; the
+held-out conversations 5-9 are the check. Pure functions over plain rows: no database.
+
+A turn without a stored embedding (a session the pipeline has not embedded yet) takes the
+lowest similarity among the candidates, so it competes on its window rank and its words; with
+no embeddings at all the similarity features are zero for every turn.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+from realtime.hot_context import estimate_tokens
+
+# Logistic regression weights on raw features (standardisation folded in). Fitted by
+# `python bench/fit_turn_model.py` on LoCoMo conversations 0-4 (220,578 candidate turns,
+# 1,041 gold evidence turns; C 0.03). Evidence recall within 1,500 tokens on the offline
+# replay of the tool: 0-4 0.835 -> 0.865, held-out 5-9 0.810 -> 0.848. The weights say
+# nothing LoCoMo-specific: top window ranks, the turn's own similarity and rank, rare query
+# words in the turn or beside it, turns by a person the question names, and longer turns
+# hold answers.
+TURN_WEIGHTS: Mapping[str, float] = {
+    "window_rank": 33.1632,  # 1 / (11 + rank of the best window holding the turn)
+    "similarity": 0.2219,  # cosine of the turn's embedding and the query's
+    "similarity_gap": 2.1106,  # similarity minus the best candidate's
+    "similarity_rank": 12.2817,  # 1 / (11 + rank by similarity among the candidates)
+    "words": 2.8602,  # rarity-weighted query words in the turn / the best candidate's
+    "words_rank": -2.1970,  # 1 / (11 + rank by words), 0 without any query word
+    "neighbour_words": 0.2960,  # the better adjacent turn's `words`
+    "neighbour_words_rank": 8.6591,  # the better adjacent turn's `words_rank`
+    "neighbour_similarity_rank": 6.2840,  # the better adjacent turn's `similarity_rank`
+    "speaker_named": 2.4439,  # spoken by a person the question names
+    "question_names_speaker": -1.7094,  # the question names one of the candidates' speakers
+    "length": 0.8734,  # log(1 + tokens of the turn's text)
+}
+TURN_BIAS = -11.2724
+RANK_K = 11  # the rank features' 1 / (RANK_K + rank)
+
+_STOP = frozenset(
+    "a an the and or but if of to in on at for with about from by as is are was were be been "
+    "being do does did have has had i you he she it we they me him her them my your his its our "
+    "their this that these those what when where who whom which why how not no so just very can "
+    "could would should will shall may might must there here than then too also up down out "
+    "over under again once ever any some all".split()
+)
+_TERM = re.compile(r"[a-z0-9']+")
+
+Links = Mapping[int, tuple[int | None, int | None]]
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    """A word crudely stemmed, or "" for a stop word (cached: turns repeat their words)."""
+    word = word.strip("'")
+    if len(word) < 2 or word in _STOP:
+        return ""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """Content words, crudely stemmed: enough to spot which turns of a window matter."""
+    out = {_stem(w) for w in _TERM.findall(text.lower())}
+    out.discard("")
+    return out
+
+
+def word_scores(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, float]:
+    """Sum of the query words each turn holds, each weighted by its rarity among the
+    candidates (log(1 + n / df)): a name said in every turn counts for little, a rare word of
+    the question (a place, an object) for much."""
+    wanted = terms(query)
+    found = {i: wanted & terms(r["text"]) for i, r in rows.items()}
+    df: dict[str, int] = {}
+    for words in found.values():
+        for t in words:
+            df[t] = df.get(t, 0) + 1
+    n = max(1, len(found))
+    weight = {t: math.log(1.0 + n / c) for t, c in df.items()}
+    return {i: sum(weight[t] for t in words) for i, words in found.items()}
+
+
+def _ranks(ids: list[int], key: Callable[[int], Any]) -> dict[int, float]:
+    """1 / (RANK_K + rank) of each id in ascending `key` order (ties: candidate order)."""
+    return {i: 1.0 / (RANK_K + r) for r, i in enumerate(sorted(ids, key=key))}
+
+
+def named_speakers(rows: Mapping[int, Mapping[str, Any]], query: str) -> set[str]:
+    """Candidate speakers the question names (whole words, any case)."""
+    q = query.lower()
+    names = {str(r.get("speaker_name") or "").lower() for r in rows.values()}
+    return {n for n in names if n and re.search(rf"\b{re.escape(n)}\b", q)}
+
+
+def turn_features(
+    rows: Mapping[int, Mapping[str, Any]],
+    origin: Mapping[int, int],
+    links: Links,
+    query: str,
+) -> dict[int, dict[str, float]]:
+    """The features of `TURN_WEIGHTS` for every candidate turn. `rows` in candidate order
+    (best window first), each with `text`, `speaker_name` and `similarity` (float or None);
+    `origin` the rank of the best window holding each turn; `links` each turn's adjacent
+    candidate turns."""
+    ids = list(rows)
+    if not ids:
+        return {}
+    known = [float(r["similarity"]) for r in rows.values() if r.get("similarity") is not None]
+    floor = min(known) if known else 0.0
+    sim = {i: float(rows[i]["similarity"]) if rows[i].get("similarity") is not None else floor
+           for i in ids}
+    best_sim = max(sim.values()) if known else 0.0
+    sim_rank = _ranks(ids, lambda i: -sim[i]) if known else dict.fromkeys(ids, 0.0)
+    words = word_scores(rows, query)
+    best_words = max(words.values()) or 1.0
+    words_rank = _ranks([i for i in ids if words[i] > 0], lambda i: (-words[i], origin[i]))
+    named = named_speakers(rows, query)
+    out: dict[int, dict[str, float]] = {}
+    for i in ids:
+        near = [n for n in links.get(i, (None, None)) if n is not None and n in rows]
+        out[i] = {
+            "window_rank": 1.0 / (RANK_K + origin[i]),
+            "similarity": sim[i] if known else 0.0,
+            "similarity_gap": sim[i] - best_sim,
+            "similarity_rank": sim_rank[i],
+            "words": words[i] / best_words,
+            "words_rank": words_rank.get(i, 0.0),
+            "neighbour_words": max((words[n] / best_words for n in near), default=0.0),
+            "neighbour_words_rank": max((words_rank.get(n, 0.0) for n in near), default=0.0),
+            "neighbour_similarity_rank": max((sim_rank[n] for n in near), default=0.0),
+            "speaker_named": float(str(rows[i].get("speaker_name") or "").lower() in named),
+            "question_names_speaker": float(bool(named)),
+            "length": math.log(estimate_tokens(str(rows[i]["text"])) + 1),
+        }
+    return out
+
+
+def turn_scores(
+    rows: Mapping[int, Mapping[str, Any]],
+    origin: Mapping[int, int],
+    links: Links,
+    query: str,
+) -> dict[int, float]:
+    """Log-odds that each candidate turn is evidence for `query` (higher first)."""
+    return {
+        i: TURN_BIAS + sum(TURN_WEIGHTS[name] * value for name, value in f.items())
+        for i, f in turn_features(rows, origin, links, query).items()
+    }

@@ -1,0 +1,80 @@
+"""The turn relevance model of `memory.search_sessions` (pure: no database)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from realtime import turn_ranking as tr
+
+
+def _rows(*turns: tuple[str, str, float | None]) -> dict[int, dict[str, Any]]:
+    return {i: {"id": i, "speaker_name": who, "text": text, "similarity": sim}
+            for i, (who, text, sim) in enumerate(turns, start=1)}
+
+
+def _chain(ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    return {i: (ids[k - 1] if k else None, ids[k + 1] if k + 1 < len(ids) else None)
+            for k, i in enumerate(ids)}
+
+
+def test_terms_stem_and_drop_stop_words() -> None:
+    assert tr.terms("The dragons were sleeping in the Mountains") == {"dragon", "sleep",
+                                                                      "mountain"}
+    assert tr.terms("") == set() and tr.terms("it is what it is") == set()
+
+
+def test_rare_query_words_weigh_more_than_common_ones() -> None:
+    rows = _rows(("Bo", "the dragon again", None), ("Bo", "the dragon and the silver key", None),
+                 ("Bo", "a dragon", None))
+    words = tr.word_scores(rows, "dragon silver key")
+    assert words[2] > words[1] == words[3] > 0
+
+
+def test_a_closer_turn_outranks_an_otherwise_equal_one() -> None:
+    rows = _rows(("Bo", "We walked to the mill.", 0.31), ("Bo", "We walked to the inn.", 0.62))
+    scores = tr.turn_scores(rows, {1: 0, 2: 0}, {1: (None, None), 2: (None, None)},
+                            "where did they go")
+    assert scores[2] > scores[1]
+
+
+def test_turns_by_the_person_the_question_names_come_first() -> None:
+    rows = _rows(("Mira", "I bought a new lute last week.", 0.5),
+                 ("Bo", "I bought a new lute last week.", 0.5))
+    links = {1: (None, None), 2: (None, None)}
+    feats = tr.turn_features(rows, {1: 0, 2: 0}, links, "What did Mira buy?")
+    assert feats[1]["speaker_named"] == 1.0 and feats[2]["speaker_named"] == 0.0
+    assert feats[1]["question_names_speaker"] == feats[2]["question_names_speaker"] == 1.0
+    scores = tr.turn_scores(rows, {1: 0, 2: 0}, links, "What did Mira buy?")
+    assert scores[1] > scores[2]
+    # a name inside another word is not a mention
+    assert tr.named_speakers(rows, "What did Miranda buy?") == set()
+
+
+def test_a_turn_next_to_the_matching_one_is_lifted() -> None:
+    rows = _rows(("Bo", "Where did you hide the silver key?", 0.4),
+                 ("Mira", "Under the third floorboard.", 0.2),
+                 ("Bo", "Nice weather today.", 0.2))
+    links = _chain([1, 2, 3])
+    links[3] = (None, None)  # turn 3 sits in another window, away from the question
+    scores = tr.turn_scores(rows, {1: 0, 2: 0, 3: 0}, links, "silver key hidden")
+    assert scores[2] > scores[3]
+
+
+def test_missing_embeddings_take_the_lowest_similarity_and_none_at_all_zero() -> None:
+    rows = _rows(("Bo", "the bell tolls", 0.7), ("Bo", "a quiet night", None),
+                 ("Bo", "more rain", 0.2))
+    links = _chain([1, 2, 3])
+    feats = tr.turn_features(rows, {1: 0, 2: 1, 3: 2}, links, "bell")
+    assert feats[2]["similarity"] == pytest.approx(0.2)
+    assert feats[1]["similarity_gap"] == 0.0 and feats[2]["similarity_gap"] < 0
+    bare = _rows(("Bo", "the bell tolls", None), ("Bo", "a quiet night", None))
+    feats = tr.turn_features(bare, {1: 0, 2: 1}, _chain([1, 2]), "bell")
+    assert all(f["similarity"] == f["similarity_rank"] == 0.0 for f in feats.values())
+    scores = tr.turn_scores(bare, {1: 0, 2: 1}, _chain([1, 2]), "bell")
+    assert scores[1] > scores[2]  # words and window rank still decide
+
+
+def test_no_candidates_no_scores() -> None:
+    assert tr.turn_scores({}, {}, {}, "anything") == {}
