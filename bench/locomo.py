@@ -3,6 +3,8 @@
     python bench/locomo.py                       # ../shared/data/locomo/locomo10.json
     python bench/locomo.py --data DIR --limit 2  # first two conversations only
     python bench/locomo.py --skip 5              # conversations 5-9 (held out from tuning)
+    python bench/locomo.py --dump-features F.npz # also the turn model's training data
+                                                 # (then: python bench/fit_turn_model.py F.npz)
 
 Each conversation is a campaign, each session a session with its date. Turns go in through the
 realtime ingestion path (`MemoryService.write_entries`: inline correction, L1), then the
@@ -170,6 +172,35 @@ def result_tokens(result: dict[str, Any]) -> int:
     return estimate_tokens(result["text"]) + 12
 
 
+def _feature_names() -> list[str]:
+    from realtime.turn_ranking import TURN_WEIGHTS
+
+    return list(TURN_WEIGHTS)
+
+
+async def dump_features(svc: Any, scope: Any, question: str, top_k: int, gold: set[str],
+                        info: dict[str, Any], dump: dict[str, list[Any]], conversation: int
+                        ) -> None:
+    """The candidate turns the tool ranked for `question`, as the turn model's features,
+    each labelled with whether it is gold evidence (`bench/fit_turn_model.py` fits on them)."""
+    from realtime import session_search as ss
+    from realtime import tools as tl
+    from realtime.turn_ranking import turn_features
+
+    args = tl.SearchSessionsArgs(query=question, top_k=top_k, max_tokens=BUDGET_TOKENS)
+    hits, turns = await ss.candidates(svc, args, scope.campaign_id)
+    rows, origin, links, _whole = ss.candidate_turns(hits, turns)
+    feats = turn_features(rows, origin, links, question)
+    names = _feature_names()
+    ids = list(feats)
+    q = len(dump["question"])
+    dump["X"].append(np.array([[feats[i][n] for n in names] for i in ids], dtype=np.float64)
+                     .reshape(len(ids), len(names)))
+    dump["y"].append(np.array([info["entry_dia"].get(i) in gold for i in ids], dtype=np.int8))
+    dump["question"].append(np.full(len(ids), q, dtype=np.int32))
+    dump["conversation"].append(np.full(len(ids), conversation, dtype=np.int16))
+
+
 async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import Database, embedded, resolve_url
@@ -191,6 +222,7 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                         prefetch_wait_ms=2000, fusion_weights=(wv, wt))
     await svc.open(warm_embedder=False)
     per_cat: dict[int, list[float]] = {}
+    dump: dict[str, list[Any]] = {"X": [], "y": [], "question": [], "conversation": []}
     budget_recall, r5, r10, latencies, prefetch_hits = [], [], [], [], []
     budget_results, budget_tokens = [], []
     t0 = time.perf_counter()
@@ -222,6 +254,9 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                 )
                 latencies.append((time.perf_counter() - start) * 1000)
                 results = out["results"]
+                if args.dump_features:
+                    await dump_features(svc, scope, qa["question"], args.top_k, set(gold),
+                                        info, dump, k + args.skip)
                 got: set[str] = set()
                 used = 0
                 n_in_budget = 0
@@ -258,6 +293,12 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
         if args.home is None and not settings.database_url:
             embedded.stop(settings.pgdata)
     n = len(budget_recall)
+    if args.dump_features and dump["X"]:
+        np.savez_compressed(args.dump_features, X=np.vstack(dump["X"]),
+                            y=np.concatenate(dump["y"]), question=np.concatenate(dump["question"]),
+                            conversation=np.concatenate(dump["conversation"]),
+                            features=np.array(_feature_names()))
+        print(f"turn features written to {args.dump_features}", flush=True)
     return {
         "bench": "locomo",
         "conversations": len(samples),
@@ -289,6 +330,8 @@ def main() -> None:
                     help="leave out the first N conversations (held-out checks: --skip 5)")
     ap.add_argument("--top-k", type=int, default=30, help="passages asked of the tool")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
+    ap.add_argument("--dump-features", type=Path, default=None,
+                    help="write the candidate turns' features and gold labels (.npz)")
     ap.add_argument("--fusion", default="1.0,1.0",
                     help="vector,full-text weights of the rank fusion (0 turns a leg off)")
     args = ap.parse_args()
