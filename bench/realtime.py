@@ -1,12 +1,13 @@
 """Realtime service benchmark on the store bench's scale dataset (bench/scale_dataset.py).
 
-    python bench/realtime.py --quick     # 6 sessions x 1,000 entries, 6k chunks (about a minute)
+    python bench/realtime.py --quick     # 6 sessions x 3,000 entries, 6k chunks (about a minute)
     python bench/realtime.py             # 50 x 3,000 entries, 50k chunks, 2k entities (minutes)
 
 p50 / p95 of: hot context assembly in-process and over HTTP on loopback (a separate uvicorn
 process; the NPC's identity comes from the service's graph cache, as between turns of a live
 game; `hot_context_inprocess_uncached` drops the cache before every call), each memory tool
-(search_sessions including its query embedding: the query cache is cleared before every call),
+(search_sessions including its query embedding, the query cache cleared before every call,
+and the turns of its candidate windows with their cosines from entry_embeddings, scored),
 entry ingestion with inline correction, pre-fetch on a partial
 (detection + scheduling; the background fetch is reported too); throughput of hot context with
 32 concurrent HTTP clients. Prints the figures and a last line of one JSON object.
