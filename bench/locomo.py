@@ -188,7 +188,7 @@ async def dump_features(svc: Any, scope: Any, question: str, top_k: int, gold: s
     from realtime.turn_ranking import turn_features
 
     args = tl.SearchSessionsArgs(query=question, top_k=top_k, max_tokens=BUDGET_TOKENS)
-    hits, turns = await ss.candidates(svc, args, scope.campaign_id)
+    hits, turns = await ss.fetch_candidates(svc, args, scope.campaign_id)
     rows, origin, links, _whole = ss.candidate_turns(hits, turns)
     feats = turn_features(rows, origin, links, question)
     names = _feature_names()

@@ -1,9 +1,10 @@
 """`memory.search_sessions`: hybrid chunk retrieval and turn-level packing into a token budget.
 
 Kept apart from `service.py` (caches, lifecycle, hot context) so retrieval can change without
-touching the service's other parts. The pure pieces (`rrf`, `terms`, `passages`, ...) need no
-database; `hybrid` and `search_sessions` take the service only for its pool, its stores and its
-query embedder (`SearchHost`).
+touching the service's other parts. The pure pieces (`rrf`, `candidate_turns`, `passages`)
+need no database; `hybrid`, `fetch_candidates` and `search_sessions` take the service only for
+its pool, its stores and its query embedder (`SearchHost`). Which turns matter is decided in
+`turn_ranking.py`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from glyphoxa_pipelines.memory import SemanticIndex
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime import fact_search as fs
 from realtime import tools as tl
-from realtime.turn_ranking import turn_scores
+from realtime.turn_ranking import evidence_probability, turn_scores
 
 Fused = tuple[ChunkHit, float, list[str]]
 
@@ -142,7 +143,7 @@ async def hybrid(
     return rrf([vector_hits, text_hits], weights=[wv, wt])[:top_k]
 
 
-async def candidates(
+async def fetch_candidates(
     host: SearchHost, args: tl.SearchSessionsArgs, campaign_id: str
 ) -> tuple[list[Fused], dict[str, list[dict[str, Any]]]]:
     """Fused chunk windows and their turns, each turn with its cosine to the query
@@ -173,7 +174,7 @@ async def search_sessions(
     host: SearchHost, args: tl.SearchSessionsArgs, campaign_id: str
 ) -> list[dict[str, Any]]:
     """The tool: fused chunk candidates, their turns, packed into `args.max_tokens`."""
-    hits, turns = await candidates(host, args, campaign_id)
+    hits, turns = await fetch_candidates(host, args, campaign_id)
     return passages(hits, turns, args.query, args.max_tokens, limit=args.top_k)
 
 
@@ -306,7 +307,7 @@ def passages(
         out.append(
             {
                 "text": text,
-                "score": round(final[i], 6),
+                "score": round(evidence_probability(final[i]), 6),
                 "methods": methods,
                 "chunk_id": hit.chunk.id,
                 "source": {

@@ -159,3 +159,8 @@ def turn_scores(
         i: TURN_BIAS + sum(TURN_WEIGHTS[name] * value for name, value in f.items())
         for i, f in turn_features(rows, origin, links, query).items()
     }
+
+
+def evidence_probability(score: float) -> float:
+    """A `turn_scores` log-odds as a probability: what a passage's `score` reports."""
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, score))))

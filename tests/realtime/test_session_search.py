@@ -68,6 +68,8 @@ def test_top_k_caps_the_passages_keeping_the_best() -> None:
     assert len(everything) == 8
     capped = ss.passages(hits, turns, "lighthouse keeper ship", 2000, limit=3)
     assert capped == everything[:3]
+    scores = [r["score"] for r in everything]  # the turn model's probability, best first
+    assert all(0.0 < x < 1.0 for x in scores) and scores == sorted(scores, reverse=True)
 
 
 def test_a_window_without_turns_competes_whole() -> None:

@@ -78,3 +78,9 @@ def test_missing_embeddings_take_the_lowest_similarity_and_none_at_all_zero() ->
 
 def test_no_candidates_no_scores() -> None:
     assert tr.turn_scores({}, {}, {}, "anything") == {}
+
+
+def test_evidence_probability_is_a_bounded_monotone_map_of_the_log_odds() -> None:
+    values = [tr.evidence_probability(x) for x in (-1e9, -5.0, 0.0, 5.0, 1e9)]
+    assert values == sorted(values) and values[2] == 0.5
+    assert 0.0 <= values[0] < 1e-20 and 0.999999 < values[-1] <= 1.0
