@@ -119,6 +119,11 @@ def seed_campaign(url: str, embedder: Any, cid: str) -> Seed:
                                       target_tokens=60, max_tokens=120, known_names=ents)
             vecs = embedder.embed([c.text for c in chunks])
             index.index_chunks(chunks, vecs, model=embedder.model_id)
+            # the turns' own vectors, as the pipeline's chunk_embeddings step writes them
+            turns = index.entries_missing_embeddings(embedder.model_id, session_id=sess.id)
+            index.add_entry_embeddings(embedder.model_id, list(zip(
+                [t.entry_id for t in turns], embedder.embed([t.embedding_text() for t in turns]),
+                strict=True)))
         summaries = SummaryStore(db)
         summaries.save(SessionSummary(s1.id, cid, "The party arrived at the Gilded Tankard, "
                                       "heard of the stolen Sunblade and took a wolf-hunting job.",

@@ -100,3 +100,26 @@ async def test_knn_leg_matches_the_store_and_keeps_its_hnsw_setting_local(  # ty
         svc.index, rt_seed.campaign_id, vec, 5, model=model, ef_search=40,
         session_id=rt_seed.past_sessions[0]), transaction=False)
     assert {h.chunk.session_id for h in one} <= {rt_seed.past_sessions[0]}
+
+
+async def test_the_tool_ranks_turns_with_their_own_vectors(  # type: ignore[no-untyped-def]
+    rt_service, rt_seed
+) -> None:
+    from realtime import tools as tl
+    from realtime.service import ToolScope
+
+    svc = rt_service
+    question = "Who sold the party a map of the old tunnels, and for how much?"
+    args = tl.SearchSessionsArgs(query=question, top_k=8)
+    _hits, turns = await ss.fetch_candidates(svc, args, rt_seed.campaign_id)
+    rows = [r for window in turns.values() for r in window]
+    assert rows and all(isinstance(r["similarity"], float) for r in rows)
+    best = max(rows, key=lambda r: r["similarity"])
+    assert "tunnel map" in best["text"] or "map of the old tunnels" in best["text"]
+    out = await svc.call_tool("memory.search_sessions",
+                              {"query": question, "top_k": 2, "max_tokens": 100},
+                              ToolScope(rt_seed.campaign_id, None, None))
+    top = out["results"][0]
+    assert "Borga sells you the tunnel map" in top["text"]
+    assert top["source"]["session_id"] == rt_seed.past_sessions[1]
+    assert 0.0 < top["score"] < 1.0
