@@ -16,9 +16,9 @@ def _turn(i: int, text: str, speaker: str = "Mira") -> dict:
             "spoken_at": T0 + timedelta(seconds=10 * i)}
 
 
-def _hit(cid: str, seq: int, method: str = "vector") -> ChunkHit:
-    return ChunkHit(Chunk(cid, "c", "s1", seq, "", first_entry_id=seq, last_entry_id=seq), 0.1,
-                    method)  # type: ignore[arg-type]
+def _hit(cid: str, seq: int, method: str = "vector", session: str = "s1") -> ChunkHit:
+    return ChunkHit(Chunk(cid, "c", session, seq, "", first_entry_id=seq, last_entry_id=seq),
+                    0.1, method)  # type: ignore[arg-type]
 
 
 def _filler(i: int) -> dict:
@@ -52,17 +52,47 @@ def test_packing_respects_the_budget_and_shows_each_turn_once() -> None:
     hits = [(_hit("s1#0", 0), 0.05, ["vector"]), (_hit("s1#1", 1), 0.04, ["fulltext"])]
     out = ss.passages(hits, {"s1#0": w1, "s1#1": w2}, "dragon mountain", 150)
     shown = [i for r in out for i in r["source"]["entry_ids"]]
-    assert len(shown) == len(set(shown))
+    assert len(shown) == len(set(shown)) and shown
     assert sum(estimate_tokens(r["text"]) + ss.CITATION_TOKENS for r in out) <= 150
-    for r in out:  # a passage is a run of consecutive turns
+    for r in out:  # spoken order; a gap line wherever turns were skipped
         ids = r["source"]["entry_ids"]
-        assert ids == list(range(ids[0], ids[0] + len(ids)))
+        assert ids == sorted(ids)
+        gaps = sum(1 for a, b in zip(ids, ids[1:], strict=False) if b != a + 1)
+        assert r["text"].split("\n").count(ss.GAP) == gaps
 
 
-def test_top_k_caps_the_passages_keeping_the_best() -> None:
-    # Eight windows of one turn each: eight separate passages without a cap.
-    hits = [(_hit(f"s1#{i}", i), 0.05, ["vector"]) for i in range(8)]
-    turns = {f"s1#{i}": [_turn(10 * i, f"The lighthouse keeper {i} saw a ship.")]
+def test_one_result_per_session_with_skipped_turns_marked() -> None:
+    early = [_turn(1, "We reach the old mill."), _turn(2, "The miller hides a silver key."),
+             _filler(3), _filler(4)]
+    late = [_filler(20), _turn(21, "Bo: the silver key opens the crypt.", "Bo"), _filler(22)]
+    other = [_turn(40, "A silver key glints in the river.", "Ana")]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"]), (_hit("s1#5", 5), 0.04, ["vector"]),
+            (_hit("s2#0", 0, session="s2"), 0.03, ["fulltext"])]
+    turns = {"s1#0": early, "s1#5": late, "s2#0": other}
+    out = ss.passages(hits, turns, "silver key", 60 + 2 * ss.CITATION_TOKENS)
+    by_session = {r["source"]["session_id"]: r for r in out}
+    assert set(by_session) == {"s1", "s2"} and len(out) == 2
+    s1 = by_session["s1"]
+    assert 2 in s1["source"]["entry_ids"] and 21 in s1["source"]["entry_ids"]
+    assert s1["source"]["entry_ids"] == sorted(s1["source"]["entry_ids"])
+    assert ss.GAP in s1["text"].split("\n")  # 2 and 21 are not neighbours
+    assert s1["source"]["when"] < s1["source"]["until"]
+
+
+def test_consecutive_windows_join_across_their_edge() -> None:
+    w0 = [_turn(1, "Where did you hide the silver key?", "Bo")]
+    w1 = [_turn(2, "Under the third floorboard of the mill.")]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"]), (_hit("s1#1", 1), 0.04, ["vector"])]
+    _rows, _origin, links, _whole = ss.candidate_turns(hits, {"s1#0": w0, "s1#1": w1})
+    assert links[1] == (None, 2) and links[2] == (1, None)
+    out = ss.passages(hits, {"s1#0": w0, "s1#1": w1}, "silver key", 500)
+    assert out[0]["source"]["entry_ids"] == [1, 2] and ss.GAP not in out[0]["text"]
+
+
+def test_top_k_caps_the_results_keeping_the_best() -> None:
+    # Eight sessions with one matching turn each: eight results without a cap.
+    hits = [(_hit(f"s{i}#0", 0, session=f"s{i}"), 0.05, ["vector"]) for i in range(8)]
+    turns = {f"s{i}#0": [_turn(10 * i, f"The lighthouse keeper {i} saw a ship.")]
              for i in range(8)}
     everything = ss.passages(hits, turns, "lighthouse keeper ship", 2000)
     assert len(everything) == 8
