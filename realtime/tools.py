@@ -44,9 +44,11 @@ class SearchSessionsArgs(_Args):
     """Semantic + full-text search over past sessions' transcripts."""
 
     query: str = Field(min_length=1, max_length=500, description="What to look for.")
-    top_k: int = Field(8, ge=1, le=30, description="At most this many passages.")
+    top_k: int = Field(
+        8, ge=1, le=30, description="At most this many results (one per session, best first)."
+    )
     max_tokens: int = Field(
-        1500, ge=100, le=8000, description="Stop adding passages past this many tokens."
+        1500, ge=100, le=8000, description="Stop adding turns past this many tokens."
     )
     session_id: str | None = Field(None, description="Only this session.")
     speaker: str | None = Field(None, description="Only passages where this speaker talks.")
@@ -136,8 +138,9 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec(
             "memory.search_sessions",
             "Search what was said in past game sessions (semantic and keyword search, "
-            "rank-fused). Filters: session, speaker, time. Each result names its session, "
-            "time and speakers.",
+            "rank-fused). Filters: session, speaker, time. Each result is one session's most "
+            "relevant lines in spoken order ('…' where lines are skipped) and names its "
+            "session, time and speakers.",
             SearchSessionsArgs,
             15.0,
         ),
