@@ -24,27 +24,28 @@ from typing import Any
 from realtime.hot_context import estimate_tokens
 
 # Logistic regression weights on raw features (standardisation folded in), fitted by
-# `bench/fit_turn_model.py --train 0-4` on `bench/locomo.py --dump-features` (LoCoMo
-# conversations 0-4: 220,453 candidate turns, 1,041 gold evidence turns; C 0.03). Fitted on
-# 5-9 instead, the weights barely move (held-out gold within each question's top 50: 0.909
-# with these, 0.911 with those). The weights say nothing LoCoMo-specific: top window ranks,
-# the turn's own similarity and rank, rare query words in the turn or beside it, turns by a
-# person the question names, and longer turns hold answers.
+# `bench/fit_turn_model.py --train 0-4` on `bench/locomo.py --dump-features` run on a quiet
+# machine (LoCoMo conversations 0-4: 220,578 candidate turns, 1,041 gold evidence turns;
+# C 0.03; under load a few full-text legs miss their wait and the candidates differ
+# slightly). Fitted on 5-9 instead, the weights barely move (held-out gold within each
+# question's top 50: 0.909 with these, 0.911 with those). The weights say nothing
+# LoCoMo-specific: top window ranks, the turn's own similarity and rank, rare query words in
+# the turn or beside it, turns by a person the question names, and longer turns hold answers.
 TURN_WEIGHTS: Mapping[str, float] = {
-    "window_rank": 33.0934,  # 1 / (11 + rank of the best window holding the turn)
-    "similarity": 0.2092,  # cosine of the turn's embedding and the query's
-    "similarity_gap": 2.1337,  # similarity minus the best candidate's
-    "similarity_rank": 12.1841,  # 1 / (11 + rank by similarity among the candidates)
-    "words": 2.8576,  # rarity-weighted query words in the turn / the best candidate's
-    "words_rank": -2.0464,  # 1 / (11 + rank by words), 0 without any query word
-    "neighbour_words": 0.3061,  # the better adjacent turn's `words`
-    "neighbour_words_rank": 8.6033,  # the better adjacent turn's `words_rank`
-    "neighbour_similarity_rank": 6.2609,  # the better adjacent turn's `similarity_rank`
-    "speaker_named": 2.4455,  # spoken by a person the question names
-    "question_names_speaker": -1.7086,  # the question names one of the candidates' speakers
-    "length": 0.8742,  # log(1 + tokens of the turn's text)
+    "window_rank": 33.1632,  # 1 / (11 + rank of the best window holding the turn)
+    "similarity": 0.2219,  # cosine of the turn's embedding and the query's
+    "similarity_gap": 2.1106,  # similarity minus the best candidate's
+    "similarity_rank": 12.2817,  # 1 / (11 + rank by similarity among the candidates)
+    "words": 2.8602,  # rarity-weighted query words in the turn / the best candidate's
+    "words_rank": -2.1970,  # 1 / (11 + rank by words), 0 without any query word
+    "neighbour_words": 0.2960,  # the better adjacent turn's `words`
+    "neighbour_words_rank": 8.6591,  # the better adjacent turn's `words_rank`
+    "neighbour_similarity_rank": 6.2840,  # the better adjacent turn's `similarity_rank`
+    "speaker_named": 2.4439,  # spoken by a person the question names
+    "question_names_speaker": -1.7094,  # the question names one of the candidates' speakers
+    "length": 0.8734,  # log(1 + tokens of the turn's text)
 }
-TURN_BIAS = -11.2630
+TURN_BIAS = -11.2724
 RANK_K = 11  # the rank features' 1 / (RANK_K + rank)
 
 _STOP = frozenset(
