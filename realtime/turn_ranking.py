@@ -100,10 +100,11 @@ def _ranks(ids: list[int], key: Callable[[int], Any]) -> dict[int, float]:
 
 
 def named_speakers(rows: Mapping[int, Mapping[str, Any]], query: str) -> set[str]:
-    """Candidate speakers the question names (whole words, any case)."""
+    """Candidate speakers the question names (whole words, any case; a one-letter name would
+    match every "a" or "I")."""
     q = query.lower()
-    names = {str(r.get("speaker_name") or "").lower() for r in rows.values()}
-    return {n for n in names if n and re.search(rf"\b{re.escape(n)}\b", q)}
+    names = {str(r.get("speaker_name") or "").strip().lower() for r in rows.values()}
+    return {n for n in names if len(n) > 1 and re.search(rf"\b{re.escape(n)}\b", q)}
 
 
 def turn_features(

@@ -50,6 +50,7 @@ def test_turns_by_the_person_the_question_names_come_first() -> None:
     assert scores[1] > scores[2]
     # a name inside another word is not a mention
     assert tr.named_speakers(rows, "What did Miranda buy?") == set()
+    assert tr.named_speakers(_rows(("A", "hello", None)), "Was a lute bought?") == set()
 
 
 def test_a_turn_next_to_the_matching_one_is_lifted() -> None:
