@@ -315,9 +315,9 @@ def passages(
     used = 0
     for key, chosen in groups.items():  # in order of their best turn
         best = chosen[0]
-        hit, hscore, methods = hits[origin[best]]
+        hit, _fused, methods = hits[origin[best]]
         if best in whole:
-            result = chunk_result(hit, hscore, methods)
+            result = chunk_result(hit, evidence_probability(final[best]), methods)
             cost = estimate_tokens(result["text"]) + CITATION_TOKENS
         else:
             spoken = sorted(chosen, key=lambda j: (rows[j]["spoken_at"], j))

@@ -106,6 +106,7 @@ def test_a_window_without_turns_competes_whole() -> None:
     hit = ChunkHit(Chunk("s1#0", "c", "s1", 0, "DM: the bell tolls", speakers=["DM"]), 0.1)
     out = ss.passages([(hit, 0.05, ["vector"])], {}, "bell", 500)
     assert out[0]["chunk_id"] == "s1#0" and out[0]["source"]["speakers"] == ["DM"]
+    assert 0.0 < out[0]["score"] < 1.0  # the same probability as turn results
 
 
 async def test_knn_leg_matches_the_store_and_keeps_its_hnsw_setting_local(  # type: ignore[no-untyped-def]
