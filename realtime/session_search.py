@@ -26,7 +26,7 @@ Fused = tuple[ChunkHit, float, list[str]]
 
 # Reciprocal rank fusion of the vector and full-text chunk lists.
 RRF_K = 20
-# Fused windows whose turns compete, per passage asked (`top_k`). LoCoMo recall within 1,500
+# Fused windows whose turns compete, per result asked (`top_k`). LoCoMo recall within 1,500
 # tokens at top_k 30 with the turn model (offline replay, mean of 0-4 and 5-9, each half
 # scored by weights fitted on the other): 1x 0.848, 2x 0.858, 3x 0.858; more windows only
 # cost time.
