@@ -45,7 +45,6 @@ from glyphoxa_pipelines.memory import (
     SessionStore,
     SummaryStore,
 )
-from glyphoxa_pipelines.memory.models import ChunkHit
 from glyphoxa_pipelines.memory.session_log import _INSERT_ENTRIES, _entry_record, validate_entry
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 from realtime import fact_search as fs
@@ -735,16 +734,6 @@ class MemoryService:
             "results": results,
             "elapsed_ms": round(elapsed, 3),
         }
-
-    async def _hybrid(
-        self,
-        campaign_id: str,
-        query: str,
-        top_k: int,
-        **filters: Any,
-    ) -> list[tuple[ChunkHit, float, list[str]]]:
-        """Vector + full-text chunk candidates, rank-fused (`session_search.hybrid`)."""
-        return await ss.hybrid(self, campaign_id, query, top_k, **filters)
 
     async def _tool_search_sessions(
         self, args: tl.SearchSessionsArgs, scope: ToolScope

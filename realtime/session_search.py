@@ -20,7 +20,7 @@ from glyphoxa_pipelines.memory import SemanticIndex
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime import fact_search as fs
 from realtime import tools as tl
-from realtime.turn_ranking import evidence_probability, turn_scores
+from realtime.turn_ranking import Links, evidence_probability, turn_scores
 
 Fused = tuple[ChunkHit, float, list[str]]
 
@@ -110,8 +110,9 @@ async def hybrid(
     after: datetime | None = None,
     before: datetime | None = None,
     candidates: int | None = None,
-) -> list[Fused]:
-    """Vector and full-text candidates fetched concurrently, fused by reciprocal rank."""
+) -> tuple[list[Fused], Any]:
+    """Vector and full-text candidates fetched concurrently, fused by reciprocal rank; with
+    the query's embedding (None when the vector leg is off), which ranks the turns next."""
     n = candidates or max(3 * top_k, 15)
     filters = {"session_id": session_id, "speaker": speaker, "after": after, "before": before}
     wv, wt = host.fusion_weights
@@ -127,6 +128,7 @@ async def hybrid(
     late = False
     try:
         vector_hits: list[ChunkHit] = []
+        vec = None
         if wv:
             vec = await host.embedder.embed(query)
             vector_hits = await host.run(SemanticIndex.search.op(
@@ -145,7 +147,7 @@ async def hybrid(
     finally:
         if not text_leg.done() and not late:
             text_leg.cancel()
-    return rrf([vector_hits, text_hits], weights=[wv, wt])[:top_k]
+    return rrf([vector_hits, text_hits], weights=[wv, wt])[:top_k], vec
 
 
 async def fetch_candidates(
@@ -153,7 +155,7 @@ async def fetch_candidates(
 ) -> tuple[list[Fused], dict[str, list[dict[str, Any]]]]:
     """Fused chunk windows and their turns, each turn with its cosine to the query
     (`similarity`; None for a turn the pipeline has not embedded yet)."""
-    hits = await hybrid(
+    hits, vec = await hybrid(
         host,
         campaign_id,
         args.query,
@@ -164,9 +166,6 @@ async def fetch_candidates(
         after=args.after,
         before=args.before,
     )
-    vec = None
-    if host.fusion_weights[0]:  # embedded by the vector leg: the embedder's cache answers
-        vec = await host.embedder.embed(args.query)
     turns = await host.run(
         fs.chunk_turns_op([h.chunk.id for h, _, _ in hits], query_vector=vec,
                           model=host.embedder.model_id if vec is not None else None),
@@ -221,9 +220,6 @@ def chunk_result(hit: ChunkHit, score: float, methods: list[str]) -> dict[str, A
     }
 
 
-Links = dict[int, tuple[int | None, int | None]]
-
-
 def candidate_turns(
     hits: list[Fused], turns: dict[str, list[dict[str, Any]]]
 ) -> tuple[dict[int, dict[str, Any]], dict[int, int], Links, dict[int, int]]:
@@ -234,7 +230,7 @@ def candidate_turns(
     text."""
     rows: dict[int, dict[str, Any]] = {}
     origin: dict[int, int] = {}
-    links: Links = {}
+    links: dict[int, tuple[int | None, int | None]] = {}
     whole: dict[int, int] = {}
     for rank, (hit, _score, _methods) in enumerate(hits):
         window = turns.get(hit.chunk.id) or []
