@@ -328,7 +328,7 @@ def main() -> None:
                     help="only the first N conversations")
     ap.add_argument("--skip", type=int, default=0,
                     help="leave out the first N conversations (held-out checks: --skip 5)")
-    ap.add_argument("--top-k", type=int, default=30, help="passages asked of the tool")
+    ap.add_argument("--top-k", type=int, default=30, help="results asked of the tool")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     ap.add_argument("--dump-features", type=Path, default=None,
                     help="write the candidate turns' features and gold labels (.npz)")
