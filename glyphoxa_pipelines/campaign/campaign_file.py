@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from glyphoxa_pipelines.memory.rows import slugify
+from glyphoxa_pipelines.memory.ids import slugify
 
 
 class CampaignFileError(ValueError):

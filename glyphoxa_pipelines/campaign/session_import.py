@@ -14,7 +14,7 @@ from glyphoxa_pipelines.campaign.transcript_import import (
 )
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import CampaignStore, Session, SessionStore
-from glyphoxa_pipelines.memory.rows import slugify
+from glyphoxa_pipelines.memory.ids import slugify
 
 
 @dataclass(frozen=True)

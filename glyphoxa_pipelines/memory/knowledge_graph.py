@@ -32,7 +32,8 @@ from glyphoxa_pipelines.memory.models import (
     Relationship,
     Subgraph,
 )
-from glyphoxa_pipelines.memory.rows import from_row, slugify
+from glyphoxa_pipelines.memory.ids import slugify
+from glyphoxa_pipelines.memory.rows import from_row
 
 Direction = Literal["out", "in", "both"]
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from dataclasses import fields
 from typing import Any, TypeVar
 
@@ -33,15 +30,6 @@ def from_row(cls: type[T], row: dict[str, Any]) -> T:
     return cls(**{k: v for k, v in row.items() if k in names})
 
 
-def slugify(name: str) -> str:
-    """Entity / campaign id from a display name: "Vex'ahlia" -> "vexahlia", "Tower of X" ->
-    "tower-of-x". Stable, ASCII, lowercase."""
-    norm = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    norm = re.sub(r"['’`]", "", norm.lower())
-    slug = re.sub(r"[^a-z0-9]+", "-", norm).strip("-")
-    return slug or "x" + hashlib.sha1(name.encode()).hexdigest()[:8]
-
-
 __all__ = [
     "Campaign",
     "Chunk",
@@ -53,5 +41,4 @@ __all__ = [
     "Session",
     "SessionSummary",
     "from_row",
-    "slugify",
 ]

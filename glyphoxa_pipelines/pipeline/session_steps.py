@@ -453,7 +453,7 @@ def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutc
 
 
 def episode_entity_id(session_id: str) -> str:
-    from glyphoxa_pipelines.memory.rows import slugify
+    from glyphoxa_pipelines.memory.ids import slugify
 
     return "episode-" + slugify(session_id)
 
