@@ -24,6 +24,7 @@ from glyphoxa_pipelines.db.operations import (
     read_operation,
 )
 from glyphoxa_pipelines.memory.errors import InvalidInputError, NotFoundError
+from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.models import (
     Entity,
     IdentitySnapshot,
@@ -32,7 +33,6 @@ from glyphoxa_pipelines.memory.models import (
     Relationship,
     Subgraph,
 )
-from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.rows import from_row
 
 Direction = Literal["out", "in", "both"]

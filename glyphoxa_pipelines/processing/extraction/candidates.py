@@ -1,0 +1,264 @@
+"""Candidate names of a session and the evidence of what each one is.
+
+Each name span votes for a type from its own words (a title, "X Tavern", "House X") and from
+its context ("a gnome cleric named X", "the city of X", "X, the blacksmith", "X says"). Strong
+cues (titles, head nouns, "named X") decide; weak context only breaks ties. Single words are
+then folded into the one longer name they stand for ("Vax" -> "Vax'ildan", "Mara" -> "Mara
+Vell"), unless they name an entity the graph already knows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Set
+from dataclasses import dataclass, field
+
+from glyphoxa_pipelines.processing.extraction.name_spans import Sentence, Span
+from glyphoxa_pipelines.processing.extraction.resolution import (
+    EntityResolver,
+    name_key,
+    split_descriptor,
+)
+from glyphoxa_pipelines.processing.extraction.vocabulary import (
+    FACTION_NOUNS,
+    FACTION_PREFIXES,
+    LOCATION_NOUNS,
+    LOCATION_PREFIXES,
+    MECHANICS,
+    NOT_NAMES,
+    NOUN_TYPES,
+    TITLES,
+    words,
+)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A name seen in the session, with counts of the cues around its mentions."""
+
+    name: str  # core name, as most often written
+    forms: Counter[str] = field(default_factory=Counter)  # surface forms incl. titles
+    mentions: int = 0
+    type_votes: Counter[str] = field(default_factory=Counter)
+    descriptions: Counter[str] = field(default_factory=Counter)
+    explicit: bool = False  # introduced by a naming pattern ("named X", "Lord X")
+    locative: int = 0  # mentions after "in", "into", "near", ...
+    mechanic: int = 0  # mentions after "cast", before "spell", ...: game rules, not the world
+    by_dm: int = 0  # mentions in the DM's turns: in-world names are almost always voiced there
+    speech: int = 0  # mentions followed by "says", "nods", ...
+
+    def absorb(self, other: Candidate) -> None:
+        """Take over the mentions and cues of a shorter form of this name."""
+        self.forms.update(other.forms)
+        self.mentions += other.mentions
+        self.type_votes.update(other.type_votes)
+        self.locative += other.locative
+        self.mechanic += other.mechanic
+        self.by_dm += other.by_dm
+        self.speech += other.speech
+        self.descriptions.update(other.descriptions)
+        self.explicit = self.explicit or other.explicit
+
+
+def _span_type(tokens: list[str]) -> str | None:
+    """Type from the span's own words: a title, a head noun ("X Tavern") or a prefix."""
+    lows = [t.lower().rstrip(".") for t in tokens]
+    if lows[0] in TITLES and len(lows) > 1:
+        return "npc"
+    if lows[0] in FACTION_PREFIXES and len(lows) > 1:
+        return "faction"
+    if lows[0] in LOCATION_PREFIXES and len(lows) > 1:
+        return "location"
+    if len(lows) > 1:
+        for nouns, kind in NOUN_TYPES:
+            if lows[-1] in nouns and kind != "npc":
+                return kind
+    return None
+
+
+def _noun_type(phrase: str) -> str | None:
+    """Type from a descriptor phrase's head noun: "gnome cleric" -> npc, "bear" -> creature."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z'\-]+", phrase)]
+    for word in reversed(words):
+        for nouns, kind in NOUN_TYPES:
+            if word in nouns or word.rstrip("s") in nouns:
+                return kind
+    return None
+
+
+_NAMED = re.compile(
+    r"\b(?:a|an|the|one|some|his|her|their)\s+(?P<desc>(?:[a-z][\w'\-]*\s+){0,3}?[a-z][\w'\-]*)"
+    r",?\s+(?:named|called|known as|by the name of)\s+$"
+)
+_DESCRIPTOR_BEFORE = re.compile(
+    r"\b(?:the|a|an|old|young|our|your|his|her)\s+(?P<desc>(?:[a-z][\w'\-]*\s+){0,2}?"
+    r"[a-z][\w'\-]*)\s+$"
+)
+_OF_BEFORE = re.compile(
+    r"\b(?P<noun>[a-z][\w'\-]*)\s+of\s+(?:the\s+)?$"
+)  # "the city of X", "the house of X"
+_INSIDE_OF = frozenset(words("heart middle center centre outskirts streets edge depths ruins"))
+_TITLED_OF = re.compile(
+    r"\b(?:" + "|".join(sorted(TITLES)) + r")\s+[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)?\s+of\s+$",
+    re.I,
+)  # "Lady Kima of X": X is a place
+_APPOSITIVE_AFTER = re.compile(
+    r"^\s*,\s+(?:the|a|an)\s+(?P<desc>(?:[\w'\-]+\s+){0,3}?[a-z][\w'\-]*)\b"
+)
+_LOCATIVE_BEFORE = re.compile(
+    r"\b(?:in|into|inside|within|near|towards?|through|across|outside|reach(?:ed)?|entered|"
+    r"arrive[sd]? (?:at|in)|travel(?:led|ed)? to|welcome to|city of|town of)\s+(?:the\s+)?$",
+    re.I,
+)
+_MECHANIC_BEFORE = re.compile(
+    r"\b(?:cast|casts|casting|use|uses|using|learn|learned|prepare|prepared)\s+"
+    r"(?:(?:a|an|my|the|his|her|your)\s+)?$",
+    re.I,
+)
+_MECHANIC_AFTER = re.compile(
+    r"^(?:['’]s)?\s+(?:spell|cantrip|ability|feat|check|save|saving|throw|attack|damage|"
+    r"slot|roll|bonus|modifier|action)s?\b",
+    re.I,
+)
+_SPEECH_AFTER = re.compile(
+    r"^\s+(?:says|said|goes|asks|asked|replies|replied|nods|smiles|looks|turns|tells|told|"
+    r"shouts|whispers|grins|laughs|sighs|walks|stands|leans|points)\b"
+)
+
+
+def choose_type(c: Candidate) -> str | None:
+    """Strong cues (titles, head nouns, "named X") decide; weak context only as a tie-break.
+
+    A name that is merely often preceded by "in"/"into" becomes a place only when that is
+    what most of its mentions look like.
+    """
+    if c.type_votes:
+        kind, votes = c.type_votes.most_common(1)[0]
+        if votes >= 1.5:
+            return kind
+    if c.locative >= 2 and c.locative >= 0.4 * c.mentions:
+        return "location"
+    if c.speech >= 1:
+        return "npc"
+    return None
+
+
+def gather_candidates(
+    sentences: list[Sentence], spans: list[Span], excluded: Set[str]
+) -> dict[str, Candidate]:
+    """Candidates by name key, each with the type evidence of its mentions' contexts.
+
+    Out-of-world names (`excluded`), words that are never names, bare titles and game
+    mechanics are not candidates.
+    """
+    candidates: dict[str, Candidate] = {}
+    for si, start, end, surface in spans:
+        s = sentences[si]
+        _, title, core = split_descriptor(surface)
+        core_key = name_key(core)
+        if not core or core_key in excluded or core_key in NOT_NAMES or core_key in MECHANICS:
+            continue
+        if core_key in TITLES:
+            continue
+        if core.isupper():  # "THUNDERBRAND" shouted: keep the written form seen elsewhere
+            core = core.title()
+        c = candidates.setdefault(core_key, Candidate(name=core))
+        c.forms[surface] += 1
+        c.mentions += 1
+        if kind := _span_type(surface.split()):
+            c.type_votes[kind] += 3
+            if title:
+                c.explicit = True
+        _count_context(c, s.text[:start], s.text[end:])
+        if s.entry.speaker_role == "dm":
+            c.by_dm += 1
+    return candidates
+
+
+def _count_context(c: Candidate, before: str, after: str) -> None:
+    """Votes and counts from the text around one mention."""
+    if m := _NAMED.search(before):
+        c.explicit = True
+        c.descriptions[m.group("desc")] += 1
+        if kind := _noun_type(m.group("desc")):
+            c.type_votes[kind] += 2
+    elif _TITLED_OF.search(before):
+        c.type_votes["location"] += 1.5
+    elif m := _OF_BEFORE.search(before):
+        noun = m.group("noun").lower()
+        if noun in LOCATION_NOUNS or noun in _INSIDE_OF:
+            c.type_votes["location"] += 2
+            if noun in LOCATION_NOUNS:  # "the city of X"; not "the heart of X"
+                c.descriptions[noun] += 1
+        elif noun in FACTION_NOUNS:
+            c.type_votes["faction"] += 2
+    elif m := _DESCRIPTOR_BEFORE.search(before):
+        desc = m.group("desc")
+        if kind := _noun_type(desc.split()[-1]):
+            c.type_votes[kind] += 2
+            c.descriptions[desc] += 1
+    if m := _APPOSITIVE_AFTER.match(after):
+        desc = m.group("desc")
+        if kind := _noun_type(desc.split()[0] if " of " in desc else desc):
+            c.type_votes[kind] += 1.5
+            c.descriptions[desc] += 1
+    if _LOCATIVE_BEFORE.search(before):
+        c.locative += 1
+    if _MECHANIC_BEFORE.search(before) or _MECHANIC_AFTER.match(after):
+        c.mechanic += 1
+    if _SPEECH_AFTER.match(after):
+        c.speech += 1
+
+
+def merge_name_parts(
+    candidates: dict[str, Candidate], resolver: EntityResolver
+) -> dict[str, str]:
+    """Fold single-word candidates into the one longer name they are part of.
+
+    Returns {merged key: key of the candidate it was folded into}; the longer candidates
+    absorb the merged ones' mentions and cues. A word the graph already resolves keeps its
+    own identity.
+    """
+    parts_index: dict[str, set[str]] = defaultdict(set)
+    for k in candidates:
+        parts = k.split()
+        if len(parts) > 1 and " of " not in f" {k} ":
+            for w in parts:
+                parts_index[w].add(k)
+    merged_into: dict[str, str] = {}
+    for k, c in candidates.items():
+        if " " in k:
+            continue
+        if len(k) >= 3 and "'" not in k:
+            # "Vax" is short for "Vax'ildan"
+            longer = [o for o in candidates if " " not in o and o.startswith(k + "'")]
+            if len(longer) == 1 and resolver.resolve(c.name) is None:
+                merged_into[k] = longer[0]
+                continue
+        parents = sorted(parts_index.get(k, ()), key=lambda o: -candidates[o].mentions)
+        if (
+            parents
+            and _stands_for(k, c, parents, candidates)
+            and resolver.resolve(c.name) is None  # a known entity keeps its own identity
+        ):
+            merged_into[k] = parents[0]
+    for k, target in merged_into.items():
+        candidates[target].absorb(candidates[k])
+    return merged_into
+
+
+def _stands_for(
+    k: str, c: Candidate, parents: list[str], candidates: dict[str, Candidate]
+) -> bool:
+    """Whether the single word `k` is short for the most mentioned of its longer names."""
+    target = parents[0]
+    rest = sum(candidates[o].mentions for o in parents[1:])
+    lead = candidates[target].mentions
+    if len(parents) > 1 and (lead < 2 or lead <= 2 * rest):
+        return False  # ambiguous: "Greyspine" of Nostoc or of Gradim?
+    own, theirs = choose_type(c), choose_type(candidates[target])
+    if own and own != "npc" and theirs != own:
+        return False  # "Kraghammer" the city is not part of the joke "Tiberius Kraghammer"
+    # a given name stands for the person; a surname only if the person is titled
+    return target.split()[0] == k or any(split_descriptor(f)[1] for f in candidates[target].forms)

@@ -1,0 +1,330 @@
+"""The offline extractor: entities and facts one session states, with no model but the graph.
+
+Steps, each in the module named for it: sentences and name spans (`name_spans`), candidate
+names with type evidence (`candidates`), resolution against the graph or a new entity
+(`resolution`, below), facts from patterns between consecutive mentions (`relations`), then
+weaker co-occurrence links as inferred `associated_with` facts below the review threshold.
+Precision matters more than volume: a wrong canon fact in an NPC's memory is worse than a
+missing one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from glyphoxa_pipelines.memory.ids import slugify
+from glyphoxa_pipelines.memory.models import ENTITY_TYPES, Entity, Entry, Relationship
+from glyphoxa_pipelines.processing.extraction.candidates import (
+    Candidate,
+    choose_type,
+    gather_candidates,
+    merge_name_parts,
+)
+from glyphoxa_pipelines.processing.extraction.name_spans import (
+    Sentence,
+    WordStats,
+    scan_spans,
+    session_sentences,
+)
+from glyphoxa_pipelines.processing.extraction.relations import (
+    Fact,
+    merge_facts,
+    pattern_facts,
+)
+from glyphoxa_pipelines.processing.extraction.resolution import (
+    EntityResolver,
+    Resolution,
+    name_key,
+    split_descriptor,
+)
+from glyphoxa_pipelines.processing.extraction.results import (
+    EXTRACTOR_VERSION,
+    ExtractionResult,
+)
+from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
+from glyphoxa_pipelines.processing.mentions import MentionFinder
+
+if TYPE_CHECKING:
+    from glyphoxa_pipelines.providers.embeddings import Embedder
+
+
+def extract_knowledge(
+    entries: Sequence[Entry],
+    existing: Iterable[Entity] = (),
+    *,
+    campaign_id: str | None = None,
+    session_id: str | None = None,
+    review_threshold: float = 0.7,
+    embedder: Embedder | None = None,
+    min_mentions: int = 2,
+    min_cooccurrence: int = 3,
+    max_cooccurrence_facts: int = 40,
+    exclude_names: Iterable[str] = (),
+) -> ExtractionResult:
+    """Entities and facts one session states, resolved against `existing` entities.
+
+    Speaker names of the people at the table (players, DM) are never extracted as in-world
+    entities; NPC speakers (role `npc`, voiced by Glyphoxa) are characters of the world and
+    are. Add more out-of-world names through `exclude_names`. Facts get status `canon` at or
+    above `review_threshold`, `pending` (DM review) below it.
+    """
+    entries = list(entries)
+    existing = list(existing)
+    if not entries:
+        return ExtractionResult([], [], [])
+    campaign_id = campaign_id or entries[0].campaign_id
+    session_id = session_id or entries[0].session_id
+    resolver = EntityResolver(existing, embedder=embedder)
+    excluded = _out_of_world_names(entries, exclude_names)
+
+    sentences = session_sentences(entries)
+    spans = scan_spans(sentences, WordStats(sentences))
+    candidates = gather_candidates(sentences, spans, excluded)
+    merged_into = merge_name_parts(candidates, resolver)
+
+    rule = _KeepRule(min_mentions, has_dm=any(e.speaker_role == "dm" for e in entries))
+    found = _SessionEntities(existing, campaign_id, session_id, resolver)
+    found.resolve_or_create(candidates, merged_into, rule)
+
+    mentions = _SentenceMentions(sentences, found.all_entities(), found.new_aliases, excluded)
+    relationships = merge_facts(mentions.facts, campaign_id, session_id, review_threshold)
+    relationships += _cooccurrence_facts(
+        mentions,
+        relationships,
+        campaign_id,
+        session_id,
+        review_threshold,
+        min_cooccurrence=min_cooccurrence,
+        limit=max_cooccurrence_facts,
+    )
+    return ExtractionResult(
+        entities=list(found.new_entities.values()),
+        relationships=relationships,
+        resolutions=found.resolutions,
+        mention_counts=dict(mentions.counts),
+        new_aliases={k: v for k, v in found.new_aliases.items() if v},
+    )
+
+
+def _out_of_world_names(entries: list[Entry], exclude_names: Iterable[str]) -> set[str]:
+    """Name keys of the people at the table: every speaker but an NPC's voice, plus extras."""
+    excluded = {name_key(n) for n in exclude_names}
+    for e in entries:
+        if e.speaker_role == "npc":  # an NPC's voice line: the speaker is in the world
+            continue
+        for part in re.split(r"\s*(?:,|&|\band\b)\s*", e.speaker_name):
+            if part.strip():
+                excluded.add(name_key(part))
+    return excluded
+
+
+def _common_word(key: str) -> bool:
+    from wordfreq import zipf_frequency  # loads its word lists: only when a name needs it
+
+    return " " not in key and zipf_frequency(key, "en") >= 4.0
+
+
+@dataclass(frozen=True, slots=True)
+class _KeepRule:
+    """Which candidates the graph does not know become new entities."""
+
+    min_mentions: int
+    has_dm: bool
+
+    def kind(self, k: str, c: Candidate, kind: str | None) -> str | None:
+        """The type a candidate not in the graph is created with, or None to drop it."""
+        if c.mentions < self.min_mentions and not c.explicit:
+            return None
+        if c.mechanic and c.mechanic >= 0.3 * c.mentions:
+            return None  # "I cast Stoneskin", "my Sneak Attack damage"
+        if len(k.split()) == 1 and any(k in nouns for nouns, _ in NOUN_TYPES):
+            return None  # "Council", "Brotherhood": a capitalized common noun, not a name
+        strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
+        if self.has_dm and not c.by_dm and not c.explicit and not strong:
+            return None  # never voiced by the DM, no cue: table talk (films, streamers, jokes)
+        if kind is None:
+            if c.mentions < max(3, self.min_mentions) or _common_word(k):
+                return None  # "Role", "News": capitalized words with no sign of being names
+            kind = "npc"
+        return kind if len(k) >= 3 else None
+
+
+class _SessionEntities:
+    """Candidates resolved to graph entities (their new spellings become aliases) or created."""
+
+    def __init__(
+        self, existing: list[Entity], campaign_id: str, session_id: str, resolver: EntityResolver
+    ) -> None:
+        self.existing = existing
+        self.campaign_id = campaign_id
+        self.session_id = session_id
+        self.resolver = resolver
+        self.new_entities: dict[str, Entity] = {}
+        self.resolutions: list[Resolution] = []
+        self.new_aliases: dict[str, list[str]] = defaultdict(list)
+        self.taken_ids = {e.id for e in existing}
+
+    def all_entities(self) -> dict[str, Entity]:
+        return {**{e.id: e for e in self.existing}, **self.new_entities}
+
+    def resolve_or_create(
+        self, candidates: dict[str, Candidate], merged_into: dict[str, str], rule: _KeepRule
+    ) -> None:
+        """Most mentioned first, so a frequent name claims its id before a rare look-alike."""
+        resolver = self.resolver
+        ordered = [
+            (k, c, choose_type(c))
+            for k, c in sorted(candidates.items(), key=lambda kv: -kv[1].mentions)
+            if k not in merged_into
+        ]
+        if resolver.embedder is not None:  # one batch for every name that may need it
+            resolver.prime([c.name for k, c, kind in ordered if rule.kind(k, c, kind)])
+        for k, c, kind in ordered:
+            surface_forms = [f for f, _ in c.forms.most_common()]
+            hit = resolver.resolve(c.name, kind, use_embedding=False)
+            if hit is None:
+                for form in surface_forms:
+                    if hit := resolver.resolve(form, kind, use_embedding=False):
+                        break
+            kept = rule.kind(k, c, kind) if hit is None else kind
+            if hit is None and kept is not None and resolver.embedder is not None:
+                hit = resolver.resolve(c.name, kept)
+            if hit is not None:
+                self._matched(hit, surface_forms)
+            elif kept is not None:
+                self._create(k, c, kept, surface_forms)
+
+    def _matched(self, hit: Resolution, surface_forms: list[str]) -> None:
+        """Record the match; spellings the entity does not have yet become its aliases."""
+        self.resolutions.append(hit)
+        entity = self.resolver.entities[hit.entity_id]
+        known = {name_key(n) for n in [entity.name, *entity.aliases]}
+        for form in surface_forms:
+            _, _, core = split_descriptor(form)
+            for alias in (form, core):
+                if name_key(alias) in known or not alias[:1].isupper():
+                    continue
+                known.add(name_key(alias))
+                if hit.entity_id in self.new_entities:
+                    ent = self.new_entities[hit.entity_id]
+                    self.new_entities[hit.entity_id] = replace(ent, aliases=[*ent.aliases, alias])
+                else:
+                    self.new_aliases[hit.entity_id].append(alias)
+                self.resolver.add_alias(hit.entity_id, alias)
+
+    def _create(self, k: str, c: Candidate, kind: str, surface_forms: list[str]) -> None:
+        base = slugify(c.name)
+        entity_id, n = base, 2
+        while entity_id in self.taken_ids:
+            entity_id, n = f"{base}-{n}", n + 1
+        self.taken_ids.add(entity_id)
+        aliases: list[str] = []
+        for form in surface_forms:
+            if name_key(form) != k and form not in aliases:
+                aliases.append(form)
+        attributes: dict[str, Any] = {"mentions": c.mentions}
+        if c.descriptions:
+            attributes["description"] = c.descriptions.most_common(1)[0][0]
+        titles = {split_descriptor(f)[1] for f in surface_forms} - {""}
+        if titles:
+            attributes["title"] = sorted(titles)[0]
+        entity = Entity(
+            campaign_id=self.campaign_id,
+            id=entity_id,
+            type=kind if kind in ENTITY_TYPES else "concept",
+            name=c.name,
+            aliases=aliases,
+            attributes=attributes,
+            provenance="extracted",
+            session_id=self.session_id,
+            extractor_version=EXTRACTOR_VERSION,
+        )
+        self.new_entities[entity_id] = entity
+        self.resolver.add(entity)
+        self.resolutions.append(Resolution(c.name, entity_id, "new", 1.0, False))
+
+
+class _SentenceMentions:
+    """Every sentence scanned for the entities it mentions: pattern facts, mention counts and
+    which pairs of entities share sentences."""
+
+    def __init__(
+        self,
+        sentences: list[Sentence],
+        entities: dict[str, Entity],
+        new_aliases: dict[str, list[str]],
+        excluded: set[str],
+    ) -> None:
+        finder = MentionFinder()
+        for entity in entities.values():
+            for name in [entity.name, *entity.aliases, *new_aliases.get(entity.id, [])]:
+                if name_key(name) not in excluded and len(name) >= 3:
+                    finder.add(name, [entity.id])
+        self.facts: list[Fact] = []
+        self.counts: Counter[str] = Counter()
+        self.pair_counts: Counter[tuple[str, str]] = Counter()
+        self.pair_evidence: dict[tuple[str, str], Sentence] = {}
+        for s in sentences:
+            # one id per span (an ambiguous alias mentions nobody for fact purposes)
+            by_span: dict[tuple[int, int], list[str]] = defaultdict(list)
+            for m in finder.find(s.text):
+                by_span[(m.start, m.end)].append(m.entity_id)
+            spans = [(a, b, ids[0]) for (a, b), ids in sorted(by_span.items()) if len(ids) == 1]
+            for _, _, eid in spans:
+                self.counts[eid] += 1
+            self.facts += pattern_facts(s, spans, entities)
+            ids_here = sorted({eid for _, _, eid in spans})
+            for i, a in enumerate(ids_here):
+                for b in ids_here[i + 1 :]:
+                    self.pair_counts[(a, b)] += 1
+                    self.pair_evidence.setdefault((a, b), s)
+
+
+def _cooccurrence_facts(
+    mentions: _SentenceMentions,
+    stated: list[Relationship],
+    campaign_id: str,
+    session_id: str,
+    review_threshold: float,
+    *,
+    min_cooccurrence: int,
+    limit: int,
+) -> list[Relationship]:
+    """Inferred `associated_with` links between entities that often share a sentence and
+    have no stated fact between them; confidence stays below 0.6 (review, never canon at the
+    default threshold)."""
+    related = {(r.source_id, r.target_id) for r in stated}
+    related |= {(b, a) for a, b in related}
+    co = [
+        (p, n)
+        for p, n in mentions.pair_counts.items()
+        if n >= min_cooccurrence and p not in related
+    ]
+    co.sort(key=lambda pn: (-pn[1], pn[0]))
+    out = []
+    for (a, b), n in co[:limit]:
+        s = mentions.pair_evidence[(a, b)]
+        confidence = round(min(0.6, 0.3 + 0.04 * n), 3)
+        out.append(
+            Relationship(
+                campaign_id=campaign_id,
+                source_id=a,
+                target_id=b,
+                rel_type="associated_with",
+                attributes={"cooccurrences": n},
+                confidence=confidence,
+                assertion="inferred",
+                provenance="extracted",
+                status="canon" if confidence >= review_threshold else "pending",
+                session_id=session_id,
+                observed_at=s.entry.spoken_at,
+                valid_from=s.entry.spoken_at,
+                evidence=s.text[:500],
+                extractor_version=EXTRACTOR_VERSION,
+            )
+        )
+    return out

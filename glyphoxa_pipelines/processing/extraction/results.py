@@ -1,0 +1,27 @@
+"""What one session's extraction produced, and the extractor versions rows are stamped with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from glyphoxa_pipelines.memory.models import Entity, Relationship
+from glyphoxa_pipelines.processing.extraction.resolution import Resolution
+
+EXTRACTOR_VERSION = "patterns-v2"  # v2: NPC speakers are in-world
+LLM_EXTRACTOR_VERSION = "llm-v1"
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionResult:
+    """What one session contributed to the graph; relationships reference entity ids."""
+
+    entities: list[Entity]  # new entities only
+    relationships: list[Relationship]
+    resolutions: list[Resolution]
+    mention_counts: dict[str, int] = field(default_factory=dict)  # entity id -> mentions
+    new_aliases: dict[str, list[str]] = field(default_factory=dict)  # existing id -> aliases
+    extractor_version: str = EXTRACTOR_VERSION
+    method: str = "patterns"
+
+    def entity_ids(self) -> set[str]:
+        return {e.id for e in self.entities}
