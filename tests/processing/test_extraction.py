@@ -226,6 +226,24 @@ def test_npc_speakers_are_in_world_players_are_not() -> None:
     assert not any("Mira" in (s, t) for s, _, t in found)  # a player at the table is not
 
 
+def test_extracted_ids_follow_the_stores_id_rule() -> None:
+    """An extracted "Vax'ildan" gets the id a DM-made one would (`vaxildan`), and a name
+    already taken gets a suffix instead of another entity's id."""
+    def line(n: int, text: str) -> Entry:
+        return Entry(
+            id=n, campaign_id="c1", session_id="s9", idempotency_key=f"i{n}", speaker_id="dm",
+            speaker_name="DM", speaker_role="dm", raw_text=text, text=text, npc_id=None,
+            spoken_at=START + timedelta(seconds=n), duration_s=2.0,
+        )
+
+    entries = [line(n, "Lord Vax'ildan of Whitestone waits by the Stone's Pillow.")
+               for n in range(3)]
+    taken = Entity(campaign_id="c1", id="whitestone", type="item", name="White Stone Idol")
+    ids = {e.name: e.id for e in extract_knowledge(entries, [taken]).entities}
+    assert ids["Vax'ildan"] == "vaxildan"
+    assert ids["Whitestone"] == "whitestone-2"
+
+
 def test_empty_input() -> None:
     result = extract_knowledge([], EXISTING)
     assert result.entities == [] and result.relationships == []
