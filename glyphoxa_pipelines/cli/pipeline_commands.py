@@ -93,7 +93,7 @@ def process_command(
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import open_database
     from glyphoxa_pipelines.memory import SessionStore
-    from glyphoxa_pipelines.memory import pipeline_rows as rows
+    from glyphoxa_pipelines.memory.pipeline_rows import session_rows
     from glyphoxa_pipelines.pipeline.backfill import split_assets
     from glyphoxa_pipelines.pipeline.runner import run_campaign_chain
 
@@ -104,14 +104,14 @@ def process_command(
         raise typer.BadParameter(str(exc)) from exc
     started = time.perf_counter()
     with user_errors(), open_database(settings) as db:
-        db.run(rows.campaign_settings_op(campaign))
+        db.run(session_rows.campaign_settings_op(campaign))
         if session:
             found = SessionStore(db).get_session(session)
             if found is None or found.campaign_id != campaign:
                 raise typer.BadParameter(f"no session {session!r} in campaign {campaign!r}")
             session_ids = [session]
         else:
-            session_ids = db.run(rows.campaign_session_ids_op(campaign))
+            session_ids = db.run(session_rows.campaign_session_ids_op(campaign))
         total = len(session_ids) * len(session_assets) + (
             len(campaign_assets) if consolidate else 0
         )

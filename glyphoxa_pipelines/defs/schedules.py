@@ -12,7 +12,7 @@ from dagster import (
 from glyphoxa_pipelines.defs.jobs import campaign_job
 from glyphoxa_pipelines.defs.partitions import CAMPAIGNS
 from glyphoxa_pipelines.defs.resources import GlyphoxaDatabase
-from glyphoxa_pipelines.memory import pipeline_rows as rows
+from glyphoxa_pipelines.memory.pipeline_rows import session_rows
 
 NIGHTLY_CRON = "0 4 * * *"
 
@@ -27,7 +27,7 @@ NIGHTLY_CRON = "0 4 * * *"
 def nightly_consolidation_schedule(
     context: ScheduleEvaluationContext, glyphoxa_db: GlyphoxaDatabase
 ) -> list[RunRequest] | SkipReason:
-    changed = glyphoxa_db.database().run(rows.campaigns_to_consolidate_op())
+    changed = glyphoxa_db.database().run(session_rows.campaigns_to_consolidate_op())
     known = set(context.instance.get_dynamic_partitions(CAMPAIGNS))
     day = context.scheduled_execution_time.strftime("%Y-%m-%d")
     requests = [

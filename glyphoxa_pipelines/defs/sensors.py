@@ -31,7 +31,7 @@ from glyphoxa_pipelines.defs.partitions import (
     sessions_partitions,
 )
 from glyphoxa_pipelines.defs.resources import GlyphoxaDatabase
-from glyphoxa_pipelines.memory import pipeline_rows as rows
+from glyphoxa_pipelines.memory.pipeline_rows import session_rows
 
 LIVE_INTERVAL_S = 300
 LIVE_MIN_NEW_ENTRIES = 10
@@ -63,7 +63,7 @@ def session_ended_sensor(
 ) -> SensorResult | SkipReason:
     state = json.loads(context.cursor) if context.cursor else {}
     since = datetime.fromisoformat(state["since"]) if state.get("since") else None
-    ended = glyphoxa_db.database().run(rows.ended_sessions_op(since))
+    ended = glyphoxa_db.database().run(session_rows.ended_sessions_op(since))
     if not ended:
         return SkipReason("no session ended since the last tick")
     with_entries = [r for r in ended if r["entries"] > 0]
@@ -95,7 +95,7 @@ def live_session_sensor(
     context: SensorEvaluationContext, glyphoxa_db: GlyphoxaDatabase
 ) -> SensorResult | SkipReason:
     seen: dict[str, int] = json.loads(context.cursor) if context.cursor else {}
-    live = glyphoxa_db.database().run(rows.live_sessions_op())
+    live = glyphoxa_db.database().run(session_rows.live_sessions_op())
     requests: list[RunRequest] = []
     fresh: list[dict] = []
     for r in live:

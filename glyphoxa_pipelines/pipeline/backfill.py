@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from glyphoxa_pipelines.memory import pipeline_rows as rows
+from glyphoxa_pipelines.memory.pipeline_rows import session_rows
 from glyphoxa_pipelines.pipeline.campaign_steps import CAMPAIGN_ASSETS
 from glyphoxa_pipelines.pipeline.session_steps import SESSION_ASSETS
 
@@ -58,8 +58,8 @@ def launch_campaign_backfill(
     from glyphoxa_pipelines.defs.partitions import CAMPAIGNS, SESSIONS
 
     session_assets, campaign_assets = split_assets(assets)
-    db.run(rows.campaign_settings_op(campaign_id))  # unknown campaign -> NotFoundError
-    session_ids = db.run(rows.campaign_session_ids_op(campaign_id))
+    db.run(session_rows.campaign_settings_op(campaign_id))  # unknown campaign -> NotFoundError
+    session_ids = db.run(session_rows.campaign_session_ids_op(campaign_id))
     instance = instance or DagsterInstance.get()
     if definitions is None:
         from glyphoxa_pipelines.definitions import defs as definitions

@@ -12,8 +12,14 @@ from typing import Any
 
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import KnowledgeGraph, RecapStore
-from glyphoxa_pipelines.memory import pipeline_rows as rows
 from glyphoxa_pipelines.memory.models import Entity
+from glyphoxa_pipelines.memory.pipeline_rows import (
+    consolidation_rows,
+    knowledge_rows,
+    ownership,
+    session_rows,
+    summary_rows,
+)
 from glyphoxa_pipelines.pipeline.outcomes import CheckOutcome, StepOutcome
 from glyphoxa_pipelines.pipeline.services import PipelineServices
 
@@ -28,11 +34,11 @@ def campaign_name_list(services: PipelineServices, campaign_id: str) -> StepOutc
 
     entities = [
         e
-        for e in services.db.run(rows.campaign_entities_op(campaign_id))
-        if e.type != rows.EPISODE_TYPE
+        for e in services.db.run(knowledge_rows.campaign_entities_op(campaign_id))
+        if e.type != ownership.EPISODE_TYPE
     ]
     keywords = keyword_list(entities)
-    changed = services.db.run(rows.set_campaign_keywords_op(campaign_id, keywords))
+    changed = services.db.run(session_rows.set_campaign_keywords_op(campaign_id, keywords))
     out = StepOutcome("campaign_name_list")
     out.metadata = {
         "entities": len(entities),
@@ -51,7 +57,7 @@ def duplicate_pairs(entities: list[Entity]) -> list[tuple[str, str]]:
 
     by_form: dict[str, list[Entity]] = defaultdict(list)
     for e in entities:
-        if e.type == rows.EPISODE_TYPE:
+        if e.type == ownership.EPISODE_TYPE:
             continue
         for form in {normalize(e.name), *(normalize(a) for a in e.aliases)}:
             if form:
@@ -62,7 +68,7 @@ def duplicate_pairs(entities: list[Entity]) -> list[tuple[str, str]]:
 
     pairs: dict[str, str] = {}
     for e in sorted(entities, key=rank, reverse=True):
-        if e.provenance != "extracted" or e.type == rows.EPISODE_TYPE or e.id in pairs:
+        if e.provenance != "extracted" or e.type == ownership.EPISODE_TYPE or e.id in pairs:
             continue
         rivals = [
             o
@@ -91,8 +97,8 @@ def _consolidate_op(campaign_id: str, pairs: list[tuple[str, str]], threshold: f
 
     merged_facts = 0
     for dup, keep in pairs:
-        merged_facts += yield from rows.merge_entity_op(campaign_id, dup, keep)
-    current = yield from rows.current_facts_op(campaign_id)
+        merged_facts += yield from consolidation_rows.merge_entity_op(campaign_id, dup, keep)
+    current = yield from knowledge_rows.current_facts_op(campaign_id)
     invalidated = flagged = 0
     gone: set[int] = set()
     for c in contradictions(current, current):
@@ -101,13 +107,13 @@ def _consolidate_op(campaign_id: str, pairs: list[tuple[str, str]], threshold: f
         if c.protected:
             flagged += 1
             continue
-        ok = yield from rows.invalidate_fact_op(
+        ok = yield from knowledge_rows.invalidate_fact_op(
             c.old.id, c.new.id, c.new.observed_at or c.new.valid_from
         )
         if ok:
             gone.add(c.old.id)
         invalidated += int(ok)
-    rescored = yield from rows.recompute_fact_confidence_op(campaign_id, threshold)
+    rescored = yield from consolidation_rows.recompute_fact_confidence_op(campaign_id, threshold)
     return {
         "entities_merged": len(pairs),
         "facts_repointed": merged_facts,
@@ -138,12 +144,12 @@ def story_so_far(summaries: list[dict[str, Any]]) -> str:
 def campaign_consolidation(services: PipelineServices, campaign_id: str) -> StepOutcome:
     """Merge duplicates, resolve contradictions, recompute confidence and the review queue,
     write the story so far: one transaction for the graph, then the story."""
-    settings = services.db.run(rows.campaign_settings_op(campaign_id))
+    settings = services.db.run(session_rows.campaign_settings_op(campaign_id))
     threshold = float(settings["review_threshold"])
-    entities = services.db.run(rows.campaign_entities_op(campaign_id))
+    entities = services.db.run(knowledge_rows.campaign_entities_op(campaign_id))
     pairs = duplicate_pairs(entities)
     stats = services.db.run(_consolidate_op(campaign_id, pairs, threshold))
-    summaries = services.db.run(rows.campaign_summaries_op(campaign_id))
+    summaries = services.db.run(summary_rows.campaign_summaries_op(campaign_id))
     story = story_so_far(summaries)
     RecapStore(services.db).save_story(
         campaign_id,
@@ -152,8 +158,9 @@ def campaign_consolidation(services: PipelineServices, campaign_id: str) -> Step
     )
     queue = KnowledgeGraph(services.db).review_queue(campaign_id, limit=10_000)
     dangling = 0
-    for sid in services.db.run(rows.campaign_session_ids_op(campaign_id)):
-        dangling += int(services.db.run(rows.dangling_facts_op(campaign_id, sid))["dangling"])
+    for sid in services.db.run(session_rows.campaign_session_ids_op(campaign_id)):
+        counts = services.db.run(knowledge_rows.dangling_facts_op(campaign_id, sid))
+        dangling += int(counts["dangling"])
     out = StepOutcome("campaign_consolidation")
     out.metadata = {
         **stats,

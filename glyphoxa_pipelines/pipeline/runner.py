@@ -12,7 +12,7 @@ from typing import Any
 
 from glyphoxa_pipelines.config import Settings
 from glyphoxa_pipelines.db import Database
-from glyphoxa_pipelines.memory import pipeline_rows as rows
+from glyphoxa_pipelines.memory.pipeline_rows import session_rows
 from glyphoxa_pipelines.pipeline.campaign_steps import CAMPAIGN_ASSETS, CAMPAIGN_STEPS
 from glyphoxa_pipelines.pipeline.outcomes import StepOutcome
 from glyphoxa_pipelines.pipeline.services import PipelineServices
@@ -98,7 +98,9 @@ def run_campaign_chain(
     """Every (or the given) session of a campaign through the chain, oldest first, then the
     campaign assets. Returns {session id or "campaign": {asset: outcome}}."""
     services = _services(db, settings)
-    sessions = list(session_ids or services.db.run(rows.campaign_session_ids_op(campaign_id)))
+    sessions = list(
+        session_ids or services.db.run(session_rows.campaign_session_ids_op(campaign_id))
+    )
     chosen = list(assets) if assets is not None else None
     session_assets = [a for a in (chosen or SESSION_ASSETS) if a in SESSION_ASSETS]
     results: dict[str, dict[str, StepOutcome]] = {}

@@ -22,8 +22,13 @@ from glyphoxa_pipelines.memory import (
     SemanticIndex,
     SessionStore,
 )
-from glyphoxa_pipelines.memory import pipeline_rows as rows
 from glyphoxa_pipelines.memory.models import Entity, Entry, Relationship
+from glyphoxa_pipelines.memory.pipeline_rows import (
+    chunk_rows,
+    knowledge_rows,
+    session_rows,
+    summary_rows,
+)
 from glyphoxa_pipelines.pipeline import versions
 from glyphoxa_pipelines.pipeline.outcomes import CheckOutcome, StepOutcome
 from glyphoxa_pipelines.pipeline.services import MemoizingEmbedder, PipelineServices
@@ -32,11 +37,11 @@ EMBED_BATCH = 256
 
 
 def _session(services: PipelineServices, session_id: str) -> dict[str, Any]:
-    return services.db.run(rows.session_info_op(session_id))
+    return services.db.run(session_rows.session_info_op(session_id))
 
 
 def _entities(services: PipelineServices, campaign_id: str) -> list[Entity]:
-    return services.db.run(rows.campaign_entities_op(campaign_id))
+    return services.db.run(knowledge_rows.campaign_entities_op(campaign_id))
 
 
 # ----------------------------------------------------------------------------- 1. raw
@@ -121,7 +126,7 @@ def corrected_transcript(services: PipelineServices, session_id: str) -> StepOut
         "known_names": len(index),
         "corrector_version": version,
     }
-    cov = services.db.run(rows.correction_coverage_op(session_id, version))
+    cov = services.db.run(chunk_rows.correction_coverage_op(session_id, version))
     out.checks.append(
         CheckOutcome(
             "every_entry_corrected",
@@ -180,8 +185,8 @@ def transcript_chunks(services: PipelineServices, session_id: str) -> StepOutcom
 def chunk_checks(
     services: PipelineServices, session_id: str, max_tokens: int
 ) -> list[CheckOutcome]:
-    cov = services.db.run(rows.chunk_coverage_op(session_id))
-    emb = services.db.run(rows.embedding_coverage_op(session_id, "", max_tokens))
+    cov = services.db.run(chunk_rows.chunk_coverage_op(session_id))
+    emb = services.db.run(chunk_rows.embedding_coverage_op(session_id, "", max_tokens))
     return [
         CheckOutcome(
             "chunks_cover_every_entry",
@@ -267,14 +272,14 @@ def embedding_checks(
     services: PipelineServices, session_id: str, embedder: Any, active_model: str
 ) -> list[CheckOutcome]:
     cov = services.db.run(
-        rows.embedding_coverage_op(session_id, embedder.model_id, embedder.max_tokens)
+        chunk_rows.embedding_coverage_op(session_id, embedder.model_id, embedder.max_tokens)
     )
     active = (
         cov
         if active_model == embedder.model_id
-        else services.db.run(rows.embedding_coverage_op(session_id, active_model, 10**9))
+        else services.db.run(chunk_rows.embedding_coverage_op(session_id, active_model, 10**9))
     )
-    turns = services.db.run(rows.turn_embedding_coverage_op(session_id, embedder.model_id))
+    turns = services.db.run(chunk_rows.turn_embedding_coverage_op(session_id, embedder.model_id))
     return [
         CheckOutcome(
             "every_chunk_embedded",
@@ -321,10 +326,10 @@ def _write_knowledge_op(
     DM-made/confirmed fact go to review instead)."""
     from glyphoxa_pipelines.processing.extraction import contradictions
 
-    cleared = yield from rows.clear_session_knowledge_op(campaign_id, session_id)
+    cleared = yield from knowledge_rows.clear_session_knowledge_op(campaign_id, session_id)
     for entity in entities:
-        yield from rows.upsert_session_entity_op(entity, session_id)
-    current = yield from rows.current_facts_op(campaign_id)
+        yield from knowledge_rows.upsert_session_entity_op(entity, session_id)
+    current = yield from knowledge_rows.current_facts_op(campaign_id)
     # Newer facts already in the graph (later sessions) win over this session's.
     superseded: dict[int, Relationship] = {}
     for c in contradictions(facts, current):
@@ -351,14 +356,14 @@ def _write_knowledge_op(
         prepared.append(fact)
     inserted = skipped = invalidated = 0
     for original, fact in zip(facts, prepared, strict=True):
-        new_id = yield from rows.insert_fact_op(fact)
+        new_id = yield from knowledge_rows.insert_fact_op(fact)
         if new_id is None:
             skipped += 1
             continue
         inserted += 1
         if fact.invalidated_at is None:
             for old in plans[id(original)]:
-                ok = yield from rows.invalidate_fact_op(
+                ok = yield from knowledge_rows.invalidate_fact_op(
                     old.id, new_id, fact.observed_at or fact.valid_from
                 )
                 invalidated += int(ok)
@@ -379,9 +384,11 @@ def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutc
 
     info = _session(services, session_id)
     campaign_id = info["campaign_id"]
-    campaign = services.db.run(rows.campaign_settings_op(campaign_id))
+    campaign = services.db.run(session_rows.campaign_settings_op(campaign_id))
     threshold = float(campaign["review_threshold"])
-    existing = services.db.run(rows.campaign_entities_op(campaign_id, exclude_session=session_id))
+    existing = services.db.run(
+        knowledge_rows.campaign_entities_op(campaign_id, exclude_session=session_id)
+    )
     entries = SessionStore(services.db).get_entries(session_id)
     llm = services.llm
     embedder = MemoizingEmbedder(services.embedder)
@@ -437,7 +444,7 @@ def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutc
         "top_entities": dict(top),
         **written,
     }
-    dangling = services.db.run(rows.dangling_facts_op(campaign_id, session_id))
+    dangling = services.db.run(knowledge_rows.dangling_facts_op(campaign_id, session_id))
     out.checks.append(
         CheckOutcome(
             "facts_reference_existing_entities",
@@ -464,11 +471,11 @@ def _write_summary_op(
     from glyphoxa_pipelines.memory import SummaryStore
 
     saved = yield from SummaryStore.save.op(SummaryStore(None), summary)
-    yield from rows.upsert_session_entity_op(episode, session_id)
-    removed = yield from rows.clear_episode_op(episode.campaign_id, episode.id)
+    yield from knowledge_rows.upsert_session_entity_op(episode, session_id)
+    removed = yield from summary_rows.clear_episode_op(episode.campaign_id, episode.id)
     linked = 0
     for link in links:
-        new_id = yield from rows.insert_fact_op(link)
+        new_id = yield from knowledge_rows.insert_fact_op(link)
         linked += int(new_id is not None)
     return {"links_removed": removed, "participants_linked": linked, "saved": saved}
 

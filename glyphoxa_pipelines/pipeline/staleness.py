@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glyphoxa_pipelines.db import Database
-from glyphoxa_pipelines.memory import pipeline_rows as rows
+from glyphoxa_pipelines.memory.pipeline_rows import session_rows
 from glyphoxa_pipelines.pipeline import versions
 from glyphoxa_pipelines.pipeline.services import PipelineServices
 
@@ -47,12 +47,12 @@ def stale_sessions(
         if services is not None:
             embedding_model = services.settings.embedding_model
         else:
-            embedding_model = database.run(rows.campaign_settings_op(campaign_id))[
+            embedding_model = database.run(session_rows.campaign_settings_op(campaign_id))[
                 "active_embedding_model"
             ]
     corrector = versions.corrector_version(llm)
     records = database.run(
-        rows.session_staleness_op(
+        session_rows.session_staleness_op(
             campaign_id,
             corrector_version=corrector,
             chunker_version=versions.CHUNKER_VERSION,

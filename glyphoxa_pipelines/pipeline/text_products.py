@@ -13,8 +13,14 @@ from typing import Any
 import numpy as np
 
 from glyphoxa_pipelines.memory import CampaignStore, SemanticIndex, SummaryStore
-from glyphoxa_pipelines.memory import pipeline_rows as rows
 from glyphoxa_pipelines.memory.models import Chunk, Recap, SessionSummary
+from glyphoxa_pipelines.memory.pipeline_rows import (
+    chunk_rows,
+    knowledge_rows,
+    ownership,
+    session_rows,
+    summary_rows,
+)
 from glyphoxa_pipelines.pipeline.services import PipelineServices
 
 MIN_PARTICIPANT_CHUNKS = 2
@@ -31,7 +37,7 @@ def _chunks_and_vectors(
 ) -> tuple[list[Chunk], np.ndarray | None]:
     chunks = SemanticIndex(services.db).get_chunks(session_id)
     model = CampaignStore(services.db).require(campaign_id).active_embedding_model
-    vectors = services.db.run(rows.chunk_vectors_op(session_id, model))
+    vectors = services.db.run(chunk_rows.chunk_vectors_op(session_id, model))
     if chunks and all(c.id in vectors for c in chunks):
         return chunks, np.vstack(
             [np.asarray(_array(vectors[c.id]), dtype=np.float32) for c in chunks]
@@ -40,7 +46,7 @@ def _chunks_and_vectors(
 
 
 def dm_names(services: PipelineServices, session_id: str) -> list[str]:
-    speakers = services.db.run(rows.session_speakers_op(session_id))
+    speakers = services.db.run(session_rows.session_speakers_op(session_id))
     return [s["speaker_name"] for s in speakers if s["speaker_role"] == "dm"]
 
 
@@ -78,11 +84,11 @@ def participants(services: PipelineServices, session_id: str) -> list[tuple[str,
     current graph's names: (entity id, chunks mentioning it), most mentioned first."""
     from glyphoxa_pipelines.processing.mentions import MentionFinder
 
-    info = services.db.run(rows.session_info_op(session_id))
+    info = services.db.run(session_rows.session_info_op(session_id))
     entities = [
         e
-        for e in services.db.run(rows.campaign_entities_op(info["campaign_id"]))
-        if e.type != rows.EPISODE_TYPE
+        for e in services.db.run(knowledge_rows.campaign_entities_op(info["campaign_id"]))
+        if e.type != ownership.EPISODE_TYPE
     ]
     finder = MentionFinder.from_entities(entities)
     counts: Counter[str] = Counter()
@@ -99,14 +105,14 @@ def refresh_chunk_entities(services: PipelineServices, campaign_id: str, session
 
     entities = [
         e
-        for e in services.db.run(rows.campaign_entities_op(campaign_id))
-        if e.type != rows.EPISODE_TYPE
+        for e in services.db.run(knowledge_rows.campaign_entities_op(campaign_id))
+        if e.type != ownership.EPISODE_TYPE
     ]
     finder = MentionFinder.from_entities(entities)
     updates = [
         (c.id, finder.entity_ids(c.text)) for c in SemanticIndex(services.db).get_chunks(session_id)
     ]
-    return services.db.run(rows.set_chunk_entities_op(updates))
+    return services.db.run(chunk_rows.set_chunk_entities_op(updates))
 
 
 def recap_session(
@@ -118,7 +124,7 @@ def recap_session(
     summary = SummaryStore(services.db).get(session_id)
     if summary is None:
         raise ValueError(f"session {session_id!r} has no summary yet: run session_summary first")
-    facts = services.db.run(rows.session_fact_sentences_op(session_id))
+    facts = services.db.run(summary_rows.session_fact_sentences_op(session_id))
     campaign = CampaignStore(services.db).require(campaign_id)
     details: dict[str, Any] = {"facts_used": len(facts)}
     llm = services.llm

@@ -158,7 +158,7 @@ def test_dm_decisions_survive_reprocessing(
 
 
 def _session_facts(session_id: str):
-    from glyphoxa_pipelines.memory.pipeline_rows import session_facts_op
+    from glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows import session_facts_op
 
     return session_facts_op(session_id)
 
@@ -187,7 +187,7 @@ def test_campaign_assets_consolidate(
 
 
 def _campaign_settings(campaign_id: str):
-    from glyphoxa_pipelines.memory.pipeline_rows import campaign_settings_op
+    from glyphoxa_pipelines.memory.pipeline_rows.session_rows import campaign_settings_op
 
     return campaign_settings_op(campaign_id)
 

@@ -45,7 +45,11 @@ def test_definitions_load() -> None:
 def test_realtime_path_never_imports_dagster() -> None:
     code = (
         "import sys, glyphoxa_pipelines.cli, glyphoxa_pipelines.pipeline, "
-        "glyphoxa_pipelines.memory.pipeline_rows; "
+        "glyphoxa_pipelines.memory.pipeline_rows.chunk_rows, "
+        "glyphoxa_pipelines.memory.pipeline_rows.consolidation_rows, "
+        "glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows, "
+        "glyphoxa_pipelines.memory.pipeline_rows.session_rows, "
+        "glyphoxa_pipelines.memory.pipeline_rows.summary_rows; "
         "print('dagster' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

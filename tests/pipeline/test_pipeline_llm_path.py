@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from glyphoxa_pipelines.memory import RecapStore, SummaryStore
-from glyphoxa_pipelines.memory.pipeline_rows import session_facts_op
+from glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows import session_facts_op
 from glyphoxa_pipelines.pipeline.runner import run_session_chain
 from glyphoxa_pipelines.pipeline.services import PipelineServices
 
