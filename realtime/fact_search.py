@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 from pgvector import Vector
 
-from glyphoxa_pipelines.db.operations import Op, fetch_all, fetch_one
+from glyphoxa_pipelines.db.operations import (  # noqa: F401 - statement_timeout_op: re-export
+    Op,
+    fetch_all,
+    fetch_one,
+    statement_timeout_op,
+)
 from glyphoxa_pipelines.memory.knowledge_graph import (
     _FACT_FILTER,
     REL_COLUMNS,
@@ -310,14 +315,6 @@ def all_entities_op(campaign_id: str) -> Op:
 
 
 KnownFactList = list[KnownFact]
-
-
-def statement_timeout_op(op: Op, timeout_ms: int) -> Op:
-    """Run `op` under a statement time limit for this transaction only, so a slow leg (the
-    full-text half of a hybrid search) fails fast instead of holding the voice turn. Custom
-    plans need no per-call setting: every pooled connection forces them (db/database.py)."""
-    yield fetch_one("SELECT set_config('statement_timeout', %s, true)", (str(int(timeout_ms)),))
-    return (yield from op)
 
 
 def chunk_turns_op(

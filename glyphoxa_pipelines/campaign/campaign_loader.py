@@ -38,7 +38,7 @@ class CampaignLoader:
     def load(self, parsed: CampaignFile) -> Op:
         info = parsed.campaign
         cid = info.id
-        yield from CampaignStore.upsert.op(  # type: ignore[attr-defined]
+        yield from CampaignStore.upsert.op(
             self.campaigns,
             Campaign(cid, info.name, info.description, info.system, info.review_threshold),
         )
@@ -86,7 +86,7 @@ class CampaignLoader:
             )
             rel_ids.append(int(rel.id))  # type: ignore[arg-type]
         for npc in parsed.npcs:
-            yield from KnowledgeGraph.upsert_npc_profile.op(  # type: ignore[attr-defined]
+            yield from KnowledgeGraph.upsert_npc_profile.op(
                 self.graph,
                 NpcProfile(
                     campaign_id=cid,

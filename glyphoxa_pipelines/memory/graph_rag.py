@@ -55,7 +55,7 @@ class GraphRAGQuerier:
         """Full-text over chunks that mention the scope's entities."""
         ids = yield from self._scope_ids_op(scope)
         return (
-            yield from SemanticIndex.fulltext_search.op(  # type: ignore[attr-defined]
+            yield from SemanticIndex.fulltext_search.op(
                 self.index, scope.campaign_id, text, limit, entity_ids=ids
             )
         )
