@@ -30,9 +30,19 @@ import scale_dataset  # noqa: E402
 
 from glyphoxa_pipelines.config import Settings  # noqa: E402
 from glyphoxa_pipelines.db import Database, embedded, resolve_url  # noqa: E402
-from glyphoxa_pipelines.memory import KnowledgeGraph, SemanticIndex, SessionStore  # noqa: E402
+from glyphoxa_pipelines.memory import (  # noqa: E402
+    KnowledgeGraph,
+    NewEntry,
+    SemanticIndex,
+    SessionStore,
+)
+from glyphoxa_pipelines.memory.hot_read import hot_row_op  # noqa: E402
+from glyphoxa_pipelines.memory.session_log import insert_entries_op  # noqa: E402
 
 TARGETS_MS = {
+    "hot_row": 5.0,
+    "hot_row_live": 3.0,
+    "write_entry_live": 3.0,
     "get_recent": 2.0,
     "identity_snapshot": 3.0,
     "neighbors_d2": 5.0,
@@ -100,7 +110,31 @@ def run(db: Database, scale: scale_dataset.Scale, calls: int) -> None:
     words = ["dragon", "crown poison", "ledger barracks", "wizard tower", "secret door key"]
     pairs = [(ents[int(a)], ents[int(b)]) for a, b in rng.integers(0, len(ents), (calls + 10, 2))]
 
+    run_id = time.time_ns()
+
+    def hot(i: int, identity: bool) -> object:
+        # The realtime service's hot-context read, with its defaults (60 lines, 30 facts, 5 min).
+        return db.run(
+            hot_row_op(
+                sessions[i % len(sessions)],
+                npcs[i % len(npcs)],
+                recent_limit=60,
+                fact_limit=30,
+                window_s=300.0,
+                with_identity=identity,
+            ),
+            transaction=False,
+        )
+
+    def write_live(i: int) -> object:
+        # The live write path: one utterance, one statement, no transaction.
+        entry = NewEntry(f"bench-{run_id}-{i}", "The dragon is awake.", speaker_name="Bench")
+        return db.run(insert_entries_op(sessions[i % len(sessions)], [entry]), transaction=False)
+
     results = {
+        "hot_row": measure(lambda i: hot(i, True), calls),
+        "hot_row_live": measure(lambda i: hot(i, False), calls),
+        "write_entry_live": measure(write_live, calls),
         "get_recent": measure(
             lambda i: log.get_recent(sessions[i % len(sessions)], timedelta(minutes=5)), calls
         ),

@@ -1,8 +1,9 @@
 """Store queries the realtime tools need that the memory store does not offer yet.
 
 Written as operations (see `glyphoxa_pipelines.db.operations`) so they run on the async pool and
-compose into one transaction. Visibility reuses the knowledge graph's own SQL filter, so there is
-exactly one definition of "what an NPC may see".
+compose into one transaction. Every fact read composes the store's fact filter
+(`graph_facts.FACT_FILTER`, which applies `visibility`'s rule), so there is exactly one
+definition of "what an NPC may see".
 """
 
 from __future__ import annotations
@@ -14,25 +15,27 @@ from typing import Any
 import numpy as np
 from pgvector import Vector
 
-from glyphoxa_pipelines.db.operations import Op, fetch_all, fetch_one
-from glyphoxa_pipelines.memory.knowledge_graph import (
-    _FACT_FILTER,
+from glyphoxa_pipelines.db.operations import (  # noqa: F401 - statement_timeout_op: re-export
+    Op,
+    fetch_all,
+    fetch_one,
+    statement_timeout_op,
+)
+from glyphoxa_pipelines.memory import hot_read, visibility
+from glyphoxa_pipelines.memory.graph_facts import (
+    FACT_FILTER,
     REL_COLUMNS,
-    _fact_params,
-    _known_fact,
+    fact_filter,
+    fact_params,
+    known_fact,
 )
 from glyphoxa_pipelines.memory.models import Entity, KnownFact
 from glyphoxa_pipelines.memory.rows import from_row
 from glyphoxa_pipelines.memory.semantic_index import or_tsquery
 
-# The empty string is no entity id, so as a viewer it sees public facts only.
-PUBLIC_VIEWER = ""
-
-
-def viewer(npc_id: str | None) -> str:
-    """The visibility filter value: the NPC, or public-only when nobody is named. Never None:
-    None would mean "no filter" (the DM's view) in the knowledge graph."""
-    return npc_id or PUBLIC_VIEWER
+# Who is asking: one definition, in the store (re-exported for the service's callers).
+PUBLIC_VIEWER = visibility.PUBLIC_VIEWER
+viewer = visibility.viewer
 
 
 def facts_about_op(
@@ -44,7 +47,7 @@ def facts_about_op(
 ) -> Op:
     """Current canon facts touching `entity_id`, as `npc` may see them, best first, with names.
     Two ranked branches (outgoing, incoming) so a hub entity reads only its top rows."""
-    params = _fact_params(campaign_id, npc_id=npc)
+    params = fact_params(campaign_id, npc_id=npc)
     params.update(e=entity_id, limit=limit)
     rows = yield fetch_all(
         f"""SELECT f.*,
@@ -54,17 +57,20 @@ def facts_about_op(
                     AND x.id = f.target_id) AS target_name
             FROM (
                 (SELECT {REL_COLUMNS} FROM relationships r
-                 WHERE r.source_id = %(e)s AND {_FACT_FILTER}
+                 WHERE r.source_id = %(e)s AND {FACT_FILTER}
                  ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
                 UNION
                 (SELECT {REL_COLUMNS} FROM relationships r
-                 WHERE r.target_id = %(e)s AND {_FACT_FILTER}
+                 WHERE r.target_id = %(e)s AND {FACT_FILTER}
                  ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
             ) f
             ORDER BY f.confidence DESC, f.rel_type, f.id LIMIT %(limit)s""",
         params,
     )
-    return [_known_fact(r, npc) for r in rows]
+    return [known_fact(r) for r in rows]
+
+
+_HISTORY_FILTER = fact_filter(history=True).as_string()
 
 
 def search_facts_op(
@@ -82,7 +88,7 @@ def search_facts_op(
 ) -> Op:
     """Facts matching words of `query` (names, relation, evidence), optionally about one entity,
     observed within [after, before), and true now — or at `at`, or ever (`include_history`)."""
-    params = _fact_params(campaign_id, npc_id=npc, rel_types=rel_types, at=at)
+    params = fact_params(campaign_id, npc_id=npc, rel_types=rel_types, at=at)
     params.update(
         q=or_tsquery(query) if query and query.strip() else None,
         e=entity_id,
@@ -90,12 +96,8 @@ def search_facts_op(
         before=before,
         limit=limit,
     )
-    fact_filter = _FACT_FILTER
-    if include_history and at is None:
-        # Drop the "current only" clause: history (invalidated facts) is wanted too.
-        fact_filter = fact_filter.replace(
-            "THEN r.invalidated_at IS NULL", "THEN true", 1
-        )
+    # History (invalidated facts too) only when no point in time is asked for.
+    where = _HISTORY_FILTER if include_history and at is None else FACT_FILTER
     # With words: rank only the facts that can match (migration 016's indexes: relation and
     # evidence, or either entity's name) instead of building the text of every fact.
     matching = (
@@ -127,7 +129,7 @@ def search_facts_op(
               JOIN entities s ON s.campaign_id = r.campaign_id AND s.id = r.source_id
               JOIN entities t ON t.campaign_id = r.campaign_id AND t.id = r.target_id
               LEFT JOIN sessions sess ON sess.id = r.session_id
-              WHERE {fact_filter} {only_matching}
+              WHERE {where} {only_matching}
                 AND (%(e)s::text IS NULL OR r.source_id = %(e)s OR r.target_id = %(e)s)
                 AND (%(after)s::timestamptz IS NULL
                      OR coalesce(r.observed_at, r.valid_from) >= %(after)s)
@@ -139,7 +141,7 @@ def search_facts_op(
             LIMIT %(limit)s""",
         params,
     )
-    return [(_known_fact(r, npc), r["session_started_at"]) for r in rows]
+    return [(known_fact(r), r["session_started_at"]) for r in rows]
 
 
 def search_events_op(
@@ -174,111 +176,8 @@ def search_events_op(
     return [(from_row(Entity, r), r["session_started_at"]) for r in rows]
 
 
-_SESSION_SCENE_ENTITIES = """
-SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'type', e.type, 'name', e.name)
-                          ORDER BY e.id), '[]'::jsonb)
-FROM entities e
-WHERE e.campaign_id = s.campaign_id AND e.id IN (
-    SELECT s.scene ->> 'location'
-    UNION ALL SELECT jsonb_array_elements_text(
-        CASE WHEN jsonb_typeof(s.scene -> 'present') = 'array'
-             THEN s.scene -> 'present' ELSE '[]'::jsonb END)
-    UNION ALL SELECT q #>> '{}' FROM jsonb_array_elements(
-        CASE WHEN jsonb_typeof(s.scene -> 'quests') = 'array'
-             THEN s.scene -> 'quests' ELSE '[]'::jsonb END) q
-    WHERE jsonb_typeof(q) = 'string')
-"""
-
-# Only the columns the prompt uses.
-_RECENT_ROWS = """
-SELECT id, speaker_id, speaker_name, speaker_role, text, spoken_at
-FROM session_entries WHERE session_id = s.id
-ORDER BY spoken_at DESC, id DESC LIMIT %(recent_limit)s
-"""
-
-_NPC_ROW = """
-SELECT e.id, e.type, e.name, e.aliases, e.attributes, to_jsonb(p) AS profile
-FROM entities e
-LEFT JOIN npc_profiles p ON p.campaign_id = e.campaign_id AND p.entity_id = e.id
-WHERE e.campaign_id = s.campaign_id AND e.id = %(n)s
-"""
-
-# The facts an NPC is party to or listed in `known_by`: by construction all visible to it (the
-# knowledge graph's visibility rule admits exactly these plus public facts). Each direction
-# reads only its best rows through a ranked index, so a hub NPC costs what a minor one does;
-# no optional parameters, so the cached generic plan keeps using those indexes.
-_FACT_COLS = (
-    "r.id, r.campaign_id, r.source_id, r.target_id, r.rel_type, r.confidence, r.visibility, "
-    "r.session_id, r.observed_at"
-)
-_NPC_FACT_ROWS = f"""
-SELECT f.id, f.source_id, f.target_id, f.rel_type, f.confidence, f.visibility, f.session_id,
-       f.observed_at, f.ord,
-       (SELECT name FROM entities e WHERE e.campaign_id = f.campaign_id AND e.id = f.source_id)
-           AS source_name,
-       (SELECT name FROM entities e WHERE e.campaign_id = f.campaign_id AND e.id = f.target_id)
-           AS target_name
-FROM (
-    SELECT u.*, row_number() OVER (ORDER BY (u.source_id = %(n)s) DESC, u.confidence DESC,
-                                   u.rel_type, u.id) AS ord
-    FROM (
-        (SELECT {_FACT_COLS} FROM relationships r
-         WHERE r.campaign_id = s.campaign_id AND r.source_id = %(n)s
-           AND r.invalidated_at IS NULL AND r.status = 'canon'
-         ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
-        UNION
-        (SELECT {_FACT_COLS} FROM relationships r
-         WHERE r.campaign_id = s.campaign_id AND r.target_id = %(n)s
-           AND r.invalidated_at IS NULL AND r.status = 'canon'
-         ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
-        UNION
-        (SELECT {_FACT_COLS} FROM relationships r
-         WHERE r.campaign_id = s.campaign_id AND r.known_by @> ARRAY[%(n)s]::text[]
-           AND r.invalidated_at IS NULL AND r.status = 'canon'
-         ORDER BY r.confidence DESC, r.rel_type, r.id LIMIT %(limit)s)
-    ) u
-    ORDER BY ord LIMIT %(limit)s
-) f
-"""
-
-_LIVE_COLUMNS = f"""
-s.campaign_id, s.scene,
-    ({_SESSION_SCENE_ENTITIES}) AS scene_entities,
-    (SELECT coalesce(jsonb_agg(to_jsonb(y) - 'latest' ORDER BY y.spoken_at, y.id), '[]'::jsonb)
-     FROM (SELECT x.*, max(x.spoken_at) OVER () AS latest
-           FROM ({_RECENT_ROWS}) x) y
-     WHERE y.spoken_at >= y.latest - make_interval(secs => %(window)s)) AS recent"""
-
-_IDENTITY_COLUMNS = f"""
-    (SELECT to_jsonb(n) FROM ({_NPC_ROW}) n) AS npc,
-    (SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY f.ord), '[]'::jsonb)
-     FROM ({_NPC_FACT_ROWS}) f) AS facts"""
-
-_HOT = f"SELECT {_LIVE_COLUMNS},{_IDENTITY_COLUMNS}\nFROM sessions s WHERE s.id = %(s)s"
-_LIVE = f"SELECT {_LIVE_COLUMNS}\nFROM sessions s WHERE s.id = %(s)s"
-
-
-def hot_row_statement(
-    session_id: str,
-    npc_id: str,
-    *,
-    recent_limit: int,
-    fact_limit: int,
-    window_s: float,
-    with_identity: bool = True,
-) -> tuple[str, dict[str, Any]]:
-    """Everything a hot context reads as ONE statement (one round trip, one snapshot): the
-    session and its scene's entities, the last utterances within the window and, unless the
-    caller has them cached (`with_identity=False`), the NPC with its profile and its facts."""
-    if not with_identity:
-        return _LIVE, {"s": session_id, "recent_limit": recent_limit, "window": window_s}
-    return _HOT, {
-        "s": session_id,
-        "n": npc_id,
-        "recent_limit": recent_limit,
-        "limit": fact_limit,
-        "window": window_s,
-    }
+# The hot-context read is the store's (one statement); re-exported for the service.
+hot_row_statement = hot_read.hot_row_statement
 
 
 def entity_context_op(campaign_id: str, entity_id: str, npc: str, *, fact_limit: int = 8) -> Op:
@@ -310,14 +209,6 @@ def all_entities_op(campaign_id: str) -> Op:
 
 
 KnownFactList = list[KnownFact]
-
-
-def statement_timeout_op(op: Op, timeout_ms: int) -> Op:
-    """Run `op` under a statement time limit for this transaction only, so a slow leg (the
-    full-text half of a hybrid search) fails fast instead of holding the voice turn. Custom
-    plans need no per-call setting: every pooled connection forces them (db/database.py)."""
-    yield fetch_one("SELECT set_config('statement_timeout', %s, true)", (str(int(timeout_ms)),))
-    return (yield from op)
 
 
 def chunk_turns_op(

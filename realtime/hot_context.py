@@ -13,6 +13,9 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
+from glyphoxa_pipelines.memory.fact_text import fact_sentence
+from glyphoxa_pipelines.memory.visibility import is_secret
+
 
 def estimate_tokens(text: str) -> int:
     """~4 characters per token (GPT-style BPE on English prose): cheap, no tokenizer needed on
@@ -57,13 +60,13 @@ _HOT_FIELDS = tuple(f.name for f in fields(HotContext))
 
 
 def fact_dict(row: dict[str, Any], npc_id: str) -> dict[str, Any]:
-    """A fact row (see fact_search._NPC_FACTS) as the context shows it."""
-    rel = row["rel_type"].replace("_", " ")
-    secret = row["visibility"] == "secret"
-    text = f"{row['source_name']} {rel} {row['target_name']}"
+    """A fact row (the store's `npc_identity.npc_facts_query`) as the context shows it."""
+    secret = is_secret(row["visibility"])
     return {
         "id": row["id"],
-        "text": f"{text} (SECRET: do not reveal)" if secret else text,
+        "text": fact_sentence(
+            row["source_name"], row["rel_type"], row["target_name"], secret=secret
+        ),
         "source": row["source_name"],
         "relation": row["rel_type"],
         "target": row["target_name"],

@@ -13,6 +13,8 @@ from typing import Any
 from glyphoxa_pipelines.campaign.campaign_file import CampaignFile, reference_table
 from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, operation
 from glyphoxa_pipelines.memory.campaigns import CampaignStore
+from glyphoxa_pipelines.memory.graph_entities import upsert_entity_op
+from glyphoxa_pipelines.memory.graph_facts import upsert_relationship_op
 from glyphoxa_pipelines.memory.knowledge_graph import KnowledgeGraph
 from glyphoxa_pipelines.memory.models import Campaign, Entity, NpcProfile, Relationship
 
@@ -38,7 +40,7 @@ class CampaignLoader:
     def load(self, parsed: CampaignFile) -> Op:
         info = parsed.campaign
         cid = info.id
-        yield from CampaignStore.upsert.op(  # type: ignore[attr-defined]
+        yield from CampaignStore.upsert.op(
             self.campaigns,
             Campaign(cid, info.name, info.description, info.system, info.review_threshold),
         )
@@ -48,7 +50,7 @@ class CampaignLoader:
         stamps = {r["id"]: r["updated_at"] for r in before}
         changed = 0
         for spec in parsed.entities:
-            ent = yield from self.graph._upsert_entity_op(
+            ent = yield from upsert_entity_op(
                 Entity(
                     campaign_id=cid,
                     id=spec.entity_id,
@@ -68,7 +70,7 @@ class CampaignLoader:
             if isinstance(visibility, list):
                 known_by = [refs[n.lower()] for n in visibility]
                 visibility = "secret"
-            rel = yield from self.graph._upsert_relationship_op(
+            rel = yield from upsert_relationship_op(
                 Relationship(
                     campaign_id=cid,
                     source_id=refs[spec.source.lower()],
@@ -86,7 +88,7 @@ class CampaignLoader:
             )
             rel_ids.append(int(rel.id))  # type: ignore[arg-type]
         for npc in parsed.npcs:
-            yield from KnowledgeGraph.upsert_npc_profile.op(  # type: ignore[attr-defined]
+            yield from KnowledgeGraph.upsert_npc_profile.op(
                 self.graph,
                 NpcProfile(
                     campaign_id=cid,

@@ -49,12 +49,12 @@ def import_session(
     log = SessionStore(db)
 
     def one_transaction() -> Op:
-        yield from CampaignStore.require.op(CampaignStore(db), campaign_id)  # type: ignore[attr-defined]
-        yield from SessionStore.start_session.op(  # type: ignore[attr-defined]
+        yield from CampaignStore.require.op(CampaignStore(db), campaign_id)
+        yield from SessionStore.start_session.op(
             log, campaign_id, sid, title=title or p.stem, started_at=first
         )
-        written = yield from SessionStore.write_entries.op(log, sid, transcript.entries)  # type: ignore[attr-defined]
-        session = yield from SessionStore.end_session.op(log, sid)  # type: ignore[attr-defined]
+        written = yield from SessionStore.write_entries.op(log, sid, transcript.entries)
+        session = yield from SessionStore.end_session.op(log, sid)
         return SessionImport(session, transcript, written)
 
     return db.run(one_transaction())

@@ -6,7 +6,7 @@ import contextlib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import psycopg
@@ -17,8 +17,11 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from glyphoxa_pipelines.config import Settings
 from glyphoxa_pipelines.db import embedded
+from glyphoxa_pipelines.db.errors import DatabaseUnavailableError, StatementTimeoutError
 from glyphoxa_pipelines.db.migrations import migrate
 from glyphoxa_pipelines.db.operations import Op, Statement
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +33,6 @@ _SESSION_SETUP = (
     "SET hnsw.ef_search = 200; SET hnsw.iterative_scan = strict_order; "
     "SET plan_cache_mode = force_custom_plan; SET jit = off"
 )
-
-
-class DatabaseUnavailableError(RuntimeError):
-    """PostgreSQL cannot be reached; callers may degrade (spool writes, serve cache)."""
 
 
 def resolve_url(settings: Settings | None = None, *, migrate_schema: bool = True) -> str:
@@ -75,7 +74,7 @@ async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement) -> Any:
     return cur.rowcount
 
 
-def drive_sync(conn: psycopg.Connection[Any], op: Op, *, transaction: bool = True) -> Any:
+def drive_sync(conn: psycopg.Connection[Any], op: Op[T], *, transaction: bool = True) -> T:
     """Run an operation on `conn` in one transaction (or, with `transaction=False`, each
     statement on its own: the pool's connections are autocommit). Database errors are thrown
     into the operation at its `yield`, so it can turn them into domain errors."""
@@ -95,8 +94,8 @@ def drive_sync(conn: psycopg.Connection[Any], op: Op, *, transaction: bool = Tru
 
 
 async def drive_async(
-    conn: psycopg.AsyncConnection[Any], op: Op, *, transaction: bool = True
-) -> Any:
+    conn: psycopg.AsyncConnection[Any], op: Op[T], *, transaction: bool = True
+) -> T:
     """As `drive_sync`. `transaction=False` runs each statement on its own (the pool's
     connections are autocommit): for read-only operations on the voice path, where BEGIN and
     COMMIT would be two of four round trips."""
@@ -168,10 +167,14 @@ class Database:
         with self.pool.connection() as conn:
             yield conn
 
-    def run(self, op: Op, *, transaction: bool = True) -> Any:
+    def run(self, op: Op[T], *, transaction: bool = True) -> T:
+        """Drive `op` on a pooled connection and return its result. A cancelled statement is
+        `StatementTimeoutError`; any other operational failure `DatabaseUnavailableError`."""
         try:
             with self.pool.connection() as conn:
                 return drive_sync(conn, op, transaction=transaction)
+        except psycopg.errors.QueryCanceled as exc:
+            raise StatementTimeoutError(f"statement timed out: {exc}") from exc
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
 
@@ -211,10 +214,13 @@ class AsyncDatabase:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def run(self, op: Op, *, transaction: bool = True) -> Any:
+    async def run(self, op: Op[T], *, transaction: bool = True) -> T:
+        """As `Database.run`, awaited: the same classification of failures."""
         try:
             async with self.pool.connection() as conn:
                 return await drive_async(conn, op, transaction=transaction)
+        except psycopg.errors.QueryCanceled as exc:
+            raise StatementTimeoutError(f"statement timed out: {exc}") from exc
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
 

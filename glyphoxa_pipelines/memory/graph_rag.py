@@ -1,4 +1,8 @@
-"""GraphRAG: retrieval over chunks scoped to an entity's neighbourhood in the graph."""
+"""GraphRAG: retrieval over chunks scoped to an entity's neighbourhood in the graph.
+
+The neighbourhood is walked as the scope's NPC sees the graph (`graph_traversal`, hence the
+`visibility` rule), so a scope never reaches an entity only a secret fact leads to.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from glyphoxa_pipelines.db.operations import Op, read_operation
+from glyphoxa_pipelines.memory.graph_traversal import neighbors_op
 from glyphoxa_pipelines.memory.knowledge_graph import KnowledgeGraph
 from glyphoxa_pipelines.memory.semantic_index import SemanticIndex
 
@@ -37,7 +42,7 @@ class GraphRAGQuerier:
             return list(scope.entity_ids)
         if scope.entity_id is None:
             return None
-        sub = yield from self.graph._neighbors_op(
+        sub = yield from neighbors_op(
             scope.campaign_id,
             scope.entity_id,
             scope.depth,
@@ -55,7 +60,7 @@ class GraphRAGQuerier:
         """Full-text over chunks that mention the scope's entities."""
         ids = yield from self._scope_ids_op(scope)
         return (
-            yield from SemanticIndex.fulltext_search.op(  # type: ignore[attr-defined]
+            yield from SemanticIndex.fulltext_search.op(
                 self.index, scope.campaign_id, text, limit, entity_ids=ids
             )
         )

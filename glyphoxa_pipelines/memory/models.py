@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from glyphoxa_pipelines.memory.fact_text import fact_sentence
+
 SpeakerRole = Literal["dm", "player", "npc", "system"]
 Provenance = Literal["dm", "import", "extracted"]
 Assertion = Literal["stated", "inferred"]
@@ -197,9 +199,9 @@ class KnownFact:
     secret: bool
 
     def sentence(self) -> str:
-        rel = self.relationship.rel_type.replace("_", " ")
-        text = f"{self.source_name} {rel} {self.target_name}"
-        return f"{text} (SECRET: do not reveal)" if self.secret else text
+        return fact_sentence(
+            self.source_name, self.relationship.rel_type, self.target_name, secret=self.secret
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,33 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 from glyphoxa_pipelines.memory.rows import from_row
 
 
-def _session_campaign_op(session_id: str) -> Op:
+def _session_campaign_op(session_id: str) -> Op[str]:
     row = yield fetch_one("SELECT campaign_id FROM sessions WHERE id = %s", (session_id,))
     if row is None:
         raise NotFoundError(f"unknown session {session_id!r}")
     return row["campaign_id"]
+
+
+def save_summary_op(summary: SessionSummary) -> Op[SessionSummary]:
+    """Insert or replace a session's summary (the campaign is the session's). A plain
+    operation: composing it into another transaction needs no store object."""
+    campaign = yield from _session_campaign_op(summary.session_id)
+    row = yield fetch_one(
+        """INSERT INTO session_summaries (session_id, campaign_id, summary, key_points, method)
+           VALUES (%s, %s, %s, %s::jsonb, %s)
+           ON CONFLICT (session_id) DO UPDATE SET summary = EXCLUDED.summary,
+               key_points = EXCLUDED.key_points, method = EXCLUDED.method,
+               created_at = now()
+           RETURNING *""",
+        (
+            summary.session_id,
+            campaign,
+            summary.summary,
+            json.dumps(summary.key_points),
+            summary.method,
+        ),
+    )
+    return from_row(SessionSummary, row)
 
 
 class SummaryStore:
@@ -23,24 +45,8 @@ class SummaryStore:
         self.db = db
 
     @operation
-    def save(self, summary: SessionSummary) -> Op:
-        campaign = yield from _session_campaign_op(summary.session_id)
-        row = yield fetch_one(
-            """INSERT INTO session_summaries (session_id, campaign_id, summary, key_points, method)
-               VALUES (%s, %s, %s, %s::jsonb, %s)
-               ON CONFLICT (session_id) DO UPDATE SET summary = EXCLUDED.summary,
-                   key_points = EXCLUDED.key_points, method = EXCLUDED.method,
-                   created_at = now()
-               RETURNING *""",
-            (
-                summary.session_id,
-                campaign,
-                summary.summary,
-                json.dumps(summary.key_points),
-                summary.method,
-            ),
-        )
-        return from_row(SessionSummary, row)
+    def save(self, summary: SessionSummary) -> Op[SessionSummary]:
+        return save_summary_op(summary)
 
     @read_operation
     def get(self, session_id: str) -> Op:

@@ -12,6 +12,9 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 
+from psycopg import errors as pg_errors
+from psycopg import sql
+
 from glyphoxa_pipelines.db.operations import (
     Op,
     execute,
@@ -65,14 +68,17 @@ def validate_entry(entry: NewEntry) -> None:
         )
 
 
-def _entry_record(e: NewEntry) -> dict[str, Any]:
+def entry_record(e: NewEntry) -> dict[str, Any]:
+    """An entry as one element of `INSERT_ENTRIES`' JSON payload (also the spool's format)."""
     rec = asdict(e)
     rec["raw_text"] = e.raw_text if e.raw_text is not None else e.text
     rec["spoken_at"] = e.spoken_at.isoformat() if e.spoken_at else None
     return rec
 
 
-_INSERT_ENTRIES = f"""
+# The one statement that writes utterances, live or imported: a JSON array of
+# `entry_record`s and the session id; idempotent on (session, idempotency_key).
+INSERT_ENTRIES = f"""
 INSERT INTO session_entries (campaign_id, session_id, idempotency_key, speaker_id, speaker_name,
     speaker_role, raw_text, text, npc_id, spoken_at, duration_s, word_confidences, corrections,
     corrector_version)
@@ -93,6 +99,50 @@ ORDER BY x.ord
 ON CONFLICT (session_id, idempotency_key) DO NOTHING
 RETURNING {ENTRY_COLUMNS}
 """
+
+# Kept for realtime/service.py until it calls `insert_entries_op`; nothing else uses them.
+_INSERT_ENTRIES = INSERT_ENTRIES
+_entry_record = entry_record
+
+
+def recent_entries_query(session: sql.Composable, columns: str) -> sql.Composed:
+    """The last %(recent_limit)s entries of a session within %(window)s seconds of its latest
+    one (or of %(now)s, when given: then only entries up to it), oldest first. The one SQL for
+    "what was just said": `SessionStore.get_recent` runs it, and the hot-context read embeds
+    it. Newest first by the (session, spoken_at) index, cut there, then the window: the
+    latest entry is among the last `limit`, so the cut never drops one the window keeps.
+    `columns`: plain column names of `session_entries`."""
+    cols = sql.SQL(columns)
+    return sql.SQL(
+        """SELECT {cols} FROM (
+               SELECT x.*, max(x.spoken_at) OVER () AS latest FROM (
+                   SELECT {cols} FROM session_entries
+                   WHERE session_id = {session}
+                     AND (%(now)s::timestamptz IS NULL OR spoken_at <= %(now)s)
+                   ORDER BY spoken_at DESC, id DESC LIMIT %(recent_limit)s) x) y
+           WHERE y.spoken_at >= coalesce(%(now)s, y.latest) - make_interval(secs => %(window)s)
+           ORDER BY y.spoken_at, y.id"""
+    ).format(cols=cols, session=session)
+
+
+_GET_RECENT = recent_entries_query(sql.SQL("%(s)s"), ENTRY_COLUMNS).as_string()
+
+
+def insert_entries_op(session_id: str, entries: Sequence[NewEntry]) -> Op[int]:
+    """Write utterances to a session known to exist, as one statement (the live write path:
+    run it without a transaction, one round trip per utterance). Returns the number of new
+    rows; a repeated idempotency key is skipped."""
+    for e in entries:
+        validate_entry(e)
+    if not entries:
+        return 0
+    try:
+        n = yield execute(
+            INSERT_ENTRIES, (json.dumps([entry_record(e) for e in entries]), session_id)
+        )
+    except pg_errors.CheckViolation as exc:
+        raise InvalidInputError(str(exc.diag.message_primary)) from exc
+    return n
 
 
 class SessionStore:
@@ -182,7 +232,7 @@ class SessionStore:
     def write_entry(self, session_id: str, entry: NewEntry) -> Op:
         """Write one utterance; a repeated idempotency key returns the stored entry."""
         validate_entry(entry)
-        rows = yield fetch_all(_INSERT_ENTRIES, (json.dumps([_entry_record(entry)]), session_id))
+        rows = yield fetch_all(INSERT_ENTRIES, (json.dumps([entry_record(entry)]), session_id))
         if rows:
             return from_row(Entry, rows[0])
         row = yield fetch_one(
@@ -204,8 +254,8 @@ class SessionStore:
         session = yield fetch_one("SELECT id FROM sessions WHERE id = %s", (session_id,))
         if session is None:
             raise NotFoundError(f"unknown session {session_id!r}")
-        payload = json.dumps([_entry_record(e) for e in entries])
-        rows = yield fetch_all(_INSERT_ENTRIES, (payload, session_id))
+        payload = json.dumps([entry_record(e) for e in entries])
+        rows = yield fetch_all(INSERT_ENTRIES, (payload, session_id))
         return len(rows)
 
     @read_operation
@@ -221,15 +271,7 @@ class SessionStore:
         at most `limit` entries, oldest first."""
         seconds = duration.total_seconds() if isinstance(duration, timedelta) else duration
         rows = yield fetch_all(
-            f"""SELECT * FROM (
-                   SELECT {ENTRY_COLUMNS} FROM session_entries
-                   WHERE session_id = %(s)s AND spoken_at >= coalesce(%(now)s,
-                         (SELECT max(spoken_at) FROM session_entries WHERE session_id = %(s)s))
-                         - make_interval(secs => %(secs)s)
-                     AND (%(now)s::timestamptz IS NULL OR spoken_at <= %(now)s)
-                   ORDER BY spoken_at DESC, id DESC LIMIT %(limit)s) recent
-               ORDER BY spoken_at, id""",
-            {"s": session_id, "now": now, "secs": seconds, "limit": limit},
+            _GET_RECENT, {"s": session_id, "now": now, "window": seconds, "recent_limit": limit}
         )
         return [from_row(Entry, r) for r in rows]
 

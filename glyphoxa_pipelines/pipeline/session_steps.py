@@ -468,9 +468,9 @@ def episode_entity_id(session_id: str) -> str:
 def _write_summary_op(
     summary: Any, episode: Entity, links: list[Relationship], session_id: str
 ) -> Op:
-    from glyphoxa_pipelines.memory import SummaryStore
+    from glyphoxa_pipelines.memory.recaps import save_summary_op
 
-    saved = yield from SummaryStore.save.op(SummaryStore(None), summary)
+    saved = yield from save_summary_op(summary)
     yield from knowledge_rows.upsert_session_entity_op(episode, session_id)
     removed = yield from summary_rows.clear_episode_op(episode.campaign_id, episode.id)
     linked = 0
