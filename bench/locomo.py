@@ -188,8 +188,8 @@ async def dump_features(svc: Any, scope: Any, question: str, top_k: int, gold: s
     from realtime.turn_ranking import turn_features
 
     args = tl.SearchSessionsArgs(query=question, top_k=top_k, max_tokens=BUDGET_TOKENS)
-    hits, turns = await ss.fetch_candidates(svc, args, scope.campaign_id)
-    rows, origin, links, _whole = ss.candidate_turns(hits, turns)
+    found = await ss.fetch_candidates(svc, args, scope.campaign_id, svc.tools.search)
+    rows, origin, links, _whole = ss.candidate_turns(found.hits, found.turns)
     feats = turn_features(rows, origin, links, question)
     names = _feature_names()
     ids = list(feats)
@@ -206,7 +206,9 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     from glyphoxa_pipelines.db import Database, embedded, resolve_url
     from glyphoxa_pipelines.pipeline import PipelineServices
     from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
-    from realtime.service import MemoryService, ToolScope
+    from realtime.service import MemoryService
+    from realtime.session_search import RECIPES
+    from realtime.tools import ToolScope
 
     samples = json.loads(data_file.read_text())[args.skip:]
     samples = samples[: args.limit or None]
@@ -217,9 +219,9 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     embedder = SentenceTransformerEmbedder()
     db = Database(url, max_size=4).open()
     pipeline = PipelineServices(db=db, settings=settings, embedder_factory=lambda: embedder)
-    wv, wt = (float(x) for x in args.fusion.split(","))
+    recipe = RECIPES[args.recipe]
     svc = MemoryService(url, settings=settings, embedder=embedder, spool_dir=home / "spool",
-                        prefetch_wait_ms=2000, fusion_weights=(wv, wt))
+                        prefetch_wait_ms=2000, search=recipe)
     await svc.open(warm_embedder=False)
     per_cat: dict[int, list[float]] = {}
     dump: dict[str, list[Any]] = {"X": [], "y": [], "question": [], "conversation": []}
@@ -316,7 +318,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
         "latency_p95_ms": pct(latencies, 95),
         "prefetch_hit_rate": round(statistics.mean(prefetch_hits), 4) if n else None,
         "top_k": args.top_k,
-        "fusion_weights": [wv, wt],
+        "recipe": args.recipe,
+        "fusion_weights": list(recipe.fusion_weights),
         "seconds": round(time.perf_counter() - t0, 1),
     }
 
@@ -332,8 +335,9 @@ def main() -> None:
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     ap.add_argument("--dump-features", type=Path, default=None,
                     help="write the candidate turns' features and gold labels (.npz)")
-    ap.add_argument("--fusion", default="1.0,1.0",
-                    help="vector,full-text weights of the rank fusion (0 turns a leg off)")
+    ap.add_argument("--recipe", default="session_search",
+                    choices=["session_search", "vector_only", "fulltext_only"],
+                    help="session search recipe the tool runs (realtime/session_search/config.py)")
     args = ap.parse_args()
     data_file = args.data / "locomo" / "locomo10.json"
     if not data_file.exists():

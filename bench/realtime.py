@@ -191,7 +191,8 @@ async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, c
 async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Dataset, live: str,
                           npcs: list[str], n: int) -> dict:
     from realtime.schemas import EntryIn
-    from realtime.service import MemoryService, ToolScope
+    from realtime.service import MemoryService
+    from realtime.tools import ToolScope
 
     svc = MemoryService(url, settings=settings, spool_dir=settings.home / "spool-bench")
     await svc.open(warm_embedder=False)

@@ -21,11 +21,9 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-# Dynamic int8 for the query encoder (all-MiniLM-L6-v2, 1 thread, 2 loaded cores): forward
-# p50 12.4 -> 6.8 ms, p95 19.7 -> 11.6 ms. Its vectors sit at cosine ~0.95 from the float
-# ones, yet LoCoMo evidence recall within 1,500 tokens over all 10 conversations is unchanged
-# (0.797 float queries, 0.798 int8; recall@5 0.740 / 0.734): a nearest-neighbour ranking
-# barely moves. Set False to embed queries exactly as the pipeline embeds documents.
+# Dynamic int8 for the query encoder: about half the forward time, and although its vectors
+# sit a little off the float ones, a nearest-neighbour ranking barely moves (figures: DESIGN.md,
+# "Session search"). Set False to embed queries exactly as the pipeline embeds documents.
 QUANTIZE = True
 # The fast path must agree with the model's own `encode` on a probe sentence at least this
 # well (cosine; int8 / float), else it is switched off (a model with other pooling, say).
@@ -103,8 +101,8 @@ class QueryEmbedder:
 
     def _configure(self) -> None:
         """One intra-op thread for single queries: with torch's default (all cores) a busy
-        machine makes its threads spin against the event loop and PostgreSQL — measured on 2
-        loaded cores: p50 38 ms / p95 280 ms with 2 threads, 14 / 28 ms with 1."""
+        machine makes its threads spin against the event loop and PostgreSQL (figures:
+        DESIGN.md, "Session search")."""
         self._configured = True
         if self._threads and "torch" in sys.modules:
             import torch

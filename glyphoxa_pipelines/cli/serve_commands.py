@@ -40,7 +40,7 @@ def serve(
     import uvicorn
 
     from glyphoxa_pipelines.config import Settings
-    from realtime.app import create_app
+    from realtime.api.app import create_app
     from realtime.auth import AuthConfigError, check_bind
 
     settings = Settings.from_env()
@@ -54,7 +54,7 @@ def serve(
 
         os.environ["GLYPHOXA_BIND_HOST"] = host
         os.environ["GLYPHOXA_MCP_HTTP"] = "1" if mcp_http else "0"
-        uvicorn.run("realtime.app:app_from_env", factory=True, host=host, port=port,
+        uvicorn.run("realtime.api.app:app_from_env", factory=True, host=host, port=port,
                     workers=workers, log_level=log_level, access_log=False)
         return
     app = create_app(_service(), token=settings.api_token, mount_mcp=mcp_http, host=host)
@@ -75,8 +75,8 @@ def mcp(
     import sys
 
     from realtime import tools as tl
-    from realtime.mcp_server import run_stdio
-    from realtime.service import ToolScope
+    from realtime.mcp.server import run_stdio
+    from realtime.tools import ToolScope
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout is the protocol
     chosen = tl.Tier(tier.upper()) if tier else None

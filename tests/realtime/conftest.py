@@ -77,7 +77,7 @@ async def rt_service(rt_db_url: str, rt_settings: Settings, rt_embedder, rt_home
 
 @pytest.fixture(scope="session")
 async def rt_client(rt_service) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
-    from realtime.app import create_app
+    from realtime.api.app import create_app
 
     app = create_app(rt_service, mount_mcp=False, open_service=False)
     transport = httpx.ASGITransport(app=app)

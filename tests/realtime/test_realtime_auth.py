@@ -31,7 +31,7 @@ def test_serve_refuses_public_bind_without_token(monkeypatch: pytest.MonkeyPatch
 
 
 async def test_token_required(rt_service, rt_seed) -> None:  # type: ignore[no-untyped-def]
-    from realtime.app import create_app
+    from realtime.api.app import create_app
 
     app = create_app(rt_service, token="s3cret", mount_mcp=True, open_service=False)
     transport = httpx.ASGITransport(app=app)

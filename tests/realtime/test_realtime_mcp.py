@@ -55,7 +55,7 @@ def _free_port() -> int:
 async def test_mcp_streamable_http(rt_service, rt_seed) -> None:  # type: ignore[no-untyped-def]
     import uvicorn
 
-    from realtime.app import create_app
+    from realtime.api.app import create_app
 
     app = create_app(rt_service, open_service=False, mount_mcp=True)
     port = _free_port()

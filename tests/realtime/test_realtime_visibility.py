@@ -8,7 +8,7 @@ import re
 
 import httpx
 
-from realtime.service import ToolScope
+from realtime.tools import ToolScope
 
 SECRET_TEXT = "Mirela Quickfingers stole Sunblade"
 STOLE = re.compile(r"\bstole\b")  # the fact, not "stolen" in the transcript

@@ -137,12 +137,12 @@ async def test_the_tool_ranks_turns_with_their_own_vectors(  # type: ignore[no-u
     rt_service, rt_seed
 ) -> None:
     from realtime import tools as tl
-    from realtime.service import ToolScope
+    from realtime.tools import ToolScope
 
     svc = rt_service
     question = "Who sold the party a map of the old tunnels, and for how much?"
     args = tl.SearchSessionsArgs(query=question, top_k=8)
-    _hits, turns = await ss.fetch_candidates(svc, args, rt_seed.campaign_id)
+    turns = (await ss.fetch_candidates(svc, args, rt_seed.campaign_id)).turns
     rows = [r for window in turns.values() for r in window]
     assert rows and all(isinstance(r["similarity"], float) for r in rows)
     best = max(rows, key=lambda r: r["similarity"])

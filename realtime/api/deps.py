@@ -1,4 +1,5 @@
-"""One router per concern; each reads the service from `request.app.state.service`."""
+"""What every route shares: the service (read from `request.app.state.service`) and a fast
+JSON response."""
 
 from __future__ import annotations
 

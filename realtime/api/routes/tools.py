@@ -7,9 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 
 from realtime import tools as tl
-from realtime.routers import fast_json, service
+from realtime.api.deps import fast_json, service
 from realtime.schemas import ToolCallIn
-from realtime.service import MemoryService, ToolScope
+from realtime.service import MemoryService
+from realtime.tools import ToolScope
 
 router = APIRouter(prefix="/v1/tools", tags=["tools"])
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 
 from realtime import tools as tl
-from realtime.routers import fast_json, service
+from realtime.api.deps import fast_json, service
 from realtime.service import MemoryService
 
 router = APIRouter(prefix="/v1/sessions", tags=["context"])

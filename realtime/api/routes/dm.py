@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Response
 
 from glyphoxa_pipelines.memory import Entity, NotFoundError, NpcProfile, Relationship
-from realtime.routers import service
+from realtime.api.deps import service
 from realtime.schemas import EntityIn, EntityPatch, FactIn, NpcProfileIn, RetconIn, VisibilityIn
 from realtime.service import MemoryService
 

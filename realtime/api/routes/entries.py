@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from realtime.routers import fast_json, service
+from realtime.api.deps import fast_json, service
 from realtime.schemas import EntryBatchIn, EntryIn, PartialIn
 from realtime.service import MemoryService
 

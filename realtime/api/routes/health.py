@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from realtime.routers import service
+from realtime.api.deps import service
 from realtime.service import MemoryService
 
 router = APIRouter(tags=["health"])

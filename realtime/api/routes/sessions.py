@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query
 
 from glyphoxa_pipelines.memory import Campaign, NotFoundError, SessionStore
-from realtime.routers import service
+from realtime.api.deps import service
 from realtime.schemas import CampaignIn, SceneIn, SessionIn
 from realtime.service import MemoryService
 

@@ -17,8 +17,8 @@ from fastapi.responses import JSONResponse
 
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
+from realtime.api.routes import context, dm, entries, health, sessions, tools
 from realtime.auth import BearerAuthMiddleware
-from realtime.routers import context, dm, entries, health, sessions, tools
 from realtime.service import MemoryService
 from realtime.tools import ToolInputError, UnknownToolError
 
@@ -69,7 +69,7 @@ def create_app(
     """The ASGI app. With `token`, every path but /healthz needs the bearer token."""
     mcp_manager = None
     if mount_mcp:
-        from realtime.mcp_server import http_session_manager
+        from realtime.mcp.server import http_session_manager
 
         mcp_manager, mcp_asgi = http_session_manager(service, host=host)
 

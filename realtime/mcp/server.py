@@ -20,7 +20,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
 from realtime import tools as tl
 from realtime.auth import is_loopback
-from realtime.service import MemoryService, ToolScope
+from realtime.service import MemoryService
+from realtime.tools import ToolScope
 
 
 def _from_request(request: Any, header: str, param: str) -> str | None:

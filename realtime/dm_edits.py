@@ -1,0 +1,129 @@
+"""The DM's edits to the knowledge graph: entities, NPC profiles, facts (add, confirm, reject,
+retcon, visibility) and the review queue.
+
+Each edit drops this process's caches of the campaign at once: the change notification would,
+a moment later, but the DM's next turn must not wait for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from glyphoxa_pipelines.db.operations import Op, execute
+from glyphoxa_pipelines.memory import (
+    Entity,
+    KnowledgeGraph,
+    NotFoundError,
+    NpcProfile,
+    Relationship,
+)
+from realtime.graph_cache import GraphCache
+from realtime.guarded_db import GuardedDatabase
+from realtime.name_cache import NameCache
+from realtime.tools.results import fact_result
+
+
+class DmEdits:
+    def __init__(
+        self, db: GuardedDatabase, graph: KnowledgeGraph, graph_cache: GraphCache,
+        names: NameCache,
+    ) -> None:
+        self._db = db
+        self._graph = graph
+        self._graph_cache = graph_cache
+        self._names = names
+
+    async def _edit(self, campaign_id: str, op: Op, *, names: bool = False) -> Any:
+        try:
+            return await self._db.run(op)
+        finally:
+            self._graph_cache.invalidate(campaign_id)
+            if names:
+                self._names.invalidate(campaign_id)
+
+    async def add_entity(self, entity: Entity) -> Entity:
+        return await self._edit(
+            entity.campaign_id, KnowledgeGraph.add_entity.op(self._graph, entity), names=True
+        )
+
+    async def update_entity(self, campaign_id: str, entity_id: str, **changes: Any) -> Entity:
+        return await self._edit(
+            campaign_id,
+            KnowledgeGraph.update_entity.op(self._graph, campaign_id, entity_id, **changes),
+            names=True,
+        )
+
+    async def delete_entity(self, campaign_id: str, entity_id: str) -> bool:
+        return bool(await self._edit(
+            campaign_id, KnowledgeGraph.delete_entity.op(self._graph, campaign_id, entity_id),
+            names=True,
+        ))
+
+    async def upsert_profile(self, profile: NpcProfile) -> NpcProfile:
+        return await self._edit(
+            profile.campaign_id, KnowledgeGraph.upsert_npc_profile.op(self._graph, profile)
+        )
+
+    async def resolve_id(self, campaign_id: str, name_or_id: str) -> str:
+        ent = await self._db.run(KnowledgeGraph.resolve.op(self._graph, campaign_id, name_or_id))
+        if ent is None:
+            raise NotFoundError(f"unknown entity {name_or_id!r} in campaign {campaign_id!r}")
+        return ent.id
+
+    async def add_fact(self, rel: Relationship) -> Relationship:
+        return await self._edit(
+            rel.campaign_id, KnowledgeGraph.add_relationship.op(self._graph, rel)
+        )
+
+    async def set_fact_status(
+        self, campaign_id: str, fact_id: int, status: str, dm_confirmed: bool | None
+    ) -> Relationship:
+        return await self._edit(
+            campaign_id,
+            KnowledgeGraph.set_fact_status.op(
+                self._graph, campaign_id, fact_id, status, dm_confirmed=dm_confirmed
+            )
+        )
+
+    async def retcon(
+        self, campaign_id: str, fact_id: int, replacement: Relationship | None
+    ) -> dict[str, Any]:
+        """Invalidate a fact (history kept), optionally replaced by another that records
+        which fact it replaced."""
+        graph = self._graph
+
+        def op() -> Op:
+            old = yield from KnowledgeGraph.get_relationship.op(graph, campaign_id, fact_id)
+            if old is None:
+                raise NotFoundError(f"unknown fact {fact_id} in campaign {campaign_id!r}")
+            new = None
+            if replacement is not None:
+                # Invalidate first: the replacement may reuse the same (source, type, target).
+                yield from KnowledgeGraph.invalidate_relationship.op(graph, campaign_id, fact_id)
+                new = yield from graph._upsert_relationship_op(
+                    replacement, protect_confirmed=False
+                )
+                yield execute(
+                    "UPDATE relationships SET invalidated_by = %s WHERE campaign_id = %s "
+                    "AND id = %s",
+                    (new.id, campaign_id, fact_id),
+                )
+            else:
+                yield from KnowledgeGraph.invalidate_relationship.op(graph, campaign_id, fact_id)
+            return {"invalidated": fact_id, "replacement": asdict(new) if new else None}
+
+        return await self._edit(campaign_id, op())
+
+    async def set_visibility(
+        self, campaign_id: str, fact_id: int, visibility: str, known_by: list[str]
+    ) -> Relationship:
+        return await self._edit(
+            campaign_id,
+            KnowledgeGraph.set_visibility.op(self._graph, campaign_id, fact_id, visibility,
+                                             known_by),
+        )
+
+    async def review_queue(self, campaign_id: str) -> list[dict[str, Any]]:
+        facts = await self._db.run(KnowledgeGraph.review_queue.op(self._graph, campaign_id))
+        return [fact_result(f, None) for f in facts]

@@ -1,0 +1,166 @@
+"""The service's database behind a circuit breaker.
+
+Once PostgreSQL stops answering, calls fail fast as "memory degraded" instead of each waiting
+out a pool timeout; a background probe notices when it is back, reopens the pool and replays
+the spool (writes taken while it was away) in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+
+from glyphoxa_pipelines.db import AsyncDatabase, DatabaseUnavailableError
+from glyphoxa_pipelines.db.operations import Op
+from glyphoxa_pipelines.memory import InvalidInputError, NewEntry, NotFoundError, SessionStore
+from realtime.errors import DEGRADED, QueryTimeoutError
+from realtime.spool import PermanentSpoolError, Spool
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class GuardedDatabase:
+    """An `AsyncDatabase` with a time limit per call, a degraded mark and a recovery probe."""
+
+    def __init__(
+        self,
+        url: str,
+        spool: Spool,
+        *,
+        timeout_s: float = 3.0,
+        probe_interval_s: float = 0.5,
+        pool_min: int = 2,
+        pool_max: int = 16,
+    ) -> None:
+        self.url = url
+        self.db = AsyncDatabase(url, min_size=pool_min, max_size=pool_max)
+        self.spool = spool
+        self._sessions = SessionStore(self.db)
+        self.timeout_s = timeout_s
+        self.probe_interval_s = probe_interval_s
+        self.degraded = False
+        self.degraded_since: float | None = None
+        self.last_error: str | None = None
+        self._replay_lock = asyncio.Lock()
+
+    async def open(self) -> None:
+        """Open the pool; an unreachable server starts the service degraded, not failed."""
+        try:
+            await self.db.open(timeout=10.0)
+        except DatabaseUnavailableError as exc:
+            self.mark_degraded(exc)
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    def mark_degraded(self, exc: BaseException) -> None:
+        if not self.degraded:
+            log.warning("PostgreSQL unreachable, serving degraded: %s", exc)
+            self.degraded_since = time.monotonic()
+        self.degraded = True
+        self.last_error = str(exc)
+
+    def degraded_for_s(self) -> float:
+        return time.monotonic() - self.degraded_since if self.degraded_since else 0.0
+
+    async def run(self, op: Op, *, transaction: bool = True) -> Any:
+        """Run an operation; fail fast while degraded. `transaction=False` for read-only
+        operations whose statements need no common snapshot (saves BEGIN and COMMIT)."""
+        if self.degraded:
+            op.close()
+            raise DatabaseUnavailableError(DEGRADED)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                return await self.db.run(op, transaction=transaction)
+        except DatabaseUnavailableError as exc:
+            if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
+                raise QueryTimeoutError(str(exc.__cause__)) from exc  # our own timeout
+            self.mark_degraded(exc)
+            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
+            self.mark_degraded(exc)
+            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+
+    async def fetch_row(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """One statement, one round trip, no explicit transaction (a single statement is its
+        own snapshot): the hot path's read."""
+        if self.degraded:
+            raise DatabaseUnavailableError(DEGRADED)
+
+        async def go() -> dict[str, Any] | None:
+            async with self.db.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+                await cur.execute(query, params)
+                return await cur.fetchone()
+
+        return await self.within_limits(go())
+
+    async def within_limits(self, call: Awaitable[T]) -> T:
+        """One direct database call under the time limit; a timeout or a lost connection
+        switches to degraded mode."""
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                return await call
+        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
+            self.mark_degraded(exc)
+            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+
+    async def _probe(self) -> bool:
+        try:
+            conn = await psycopg.AsyncConnection.connect(self.url, connect_timeout=2)
+        except Exception:  # noqa: BLE001 - any failure means "still down"
+            return False
+        async with conn:
+            await conn.execute("SELECT 1")
+        return True
+
+    async def monitor(self) -> None:
+        """Bring the database back when PostgreSQL returns, then replay the spool in order.
+        Runs until cancelled."""
+        while True:
+            await asyncio.sleep(self.probe_interval_s)
+            try:
+                if self.degraded and await self._probe():
+                    if self.db.pool.closed:
+                        await self.db.pool.open(wait=False)
+                    with contextlib.suppress(Exception):
+                        await self.db.pool.check()
+                    self.degraded = False
+                    self.degraded_since = None
+                    log.warning("PostgreSQL is back")
+                if not self.degraded and self.spool.depth:
+                    await self.replay_spool()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the monitor must never die
+                log.exception("monitor loop")
+
+    async def replay_spool(self) -> int:
+        async with self._replay_lock:
+            try:
+                return await self.spool.replay(self._replay_write)
+            except (DatabaseUnavailableError, psycopg.Error, TimeoutError) as exc:
+                self.mark_degraded(exc)
+                return 0
+
+    async def _replay_write(self, session_id: str, entries: list[dict[str, Any]]) -> None:
+        new = [
+            NewEntry(**{**e, "spoken_at": datetime.fromisoformat(e["spoken_at"])
+                        if e.get("spoken_at") else None})
+            for e in entries
+        ]
+        try:
+            await asyncio.wait_for(
+                self.db.run(SessionStore.write_entries.op(self._sessions, session_id, new)),
+                self.timeout_s,
+            )
+        except (NotFoundError, InvalidInputError) as exc:
+            raise PermanentSpoolError(str(exc)) from exc

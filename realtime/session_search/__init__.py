@@ -1,0 +1,52 @@
+"""Session search (`memory.search_sessions`, and pre-fetch's temporal cues): hybrid chunk
+retrieval, then turn-level packing into a token budget.
+
+`config` (settings as data, named recipes), `legs` (vector, full-text, turn fetch), `fusion`
+(reciprocal rank), `packing` (turns into results), `search` (the legs in order), `outcome`
+(what a search measured, for its caller to count). Which turns matter is decided in
+`realtime/turn_ranking.py`.
+"""
+
+from realtime.session_search.config import (
+    FULLTEXT_ONLY,
+    PREFETCH_SEARCH,
+    RECIPES,
+    SESSION_SEARCH,
+    VECTOR_ONLY,
+    SearchConfig,
+)
+from realtime.session_search.fusion import rrf
+from realtime.session_search.legs import Filters, SearchHost
+from realtime.session_search.outcome import Candidates, Fused, SearchCounters, SearchOutcome
+from realtime.session_search.packing import (
+    CITATION_TOKENS,
+    GAP,
+    GAP_TOKENS,
+    candidate_turns,
+    passages,
+)
+from realtime.session_search.search import fetch_candidates, hybrid, search_sessions
+
+__all__ = [
+    "CITATION_TOKENS",
+    "FULLTEXT_ONLY",
+    "GAP",
+    "GAP_TOKENS",
+    "PREFETCH_SEARCH",
+    "RECIPES",
+    "SESSION_SEARCH",
+    "VECTOR_ONLY",
+    "Candidates",
+    "Filters",
+    "Fused",
+    "SearchConfig",
+    "SearchCounters",
+    "SearchHost",
+    "SearchOutcome",
+    "candidate_turns",
+    "fetch_candidates",
+    "hybrid",
+    "passages",
+    "rrf",
+    "search_sessions",
+]

@@ -1,0 +1,58 @@
+"""Session search settings as data: one frozen `SearchConfig`, and named recipes for the tool,
+pre-fetch and the benches. A variant is a recipe (`dataclasses.replace`), never a constructor
+flag. The figures behind each default are in docs/DESIGN.md, "Session search".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    # Results asked and the token budget they are packed into; the tool's caller (the LLM)
+    # may ask for others within the tool's schema.
+    top_k: int = 8
+    max_tokens: int = 1500
+    # Reciprocal rank fusion of the two legs: rank constant, and each leg's weight
+    # (vector, full-text); 0 switches a leg off.
+    rrf_k: int = 20
+    fusion_weights: tuple[float, float] = (1.0, 1.0)
+    # Chunks each leg returns: `max(candidates_per_result * top_k, min_candidates)`.
+    candidates_per_result: int = 3
+    min_candidates: int = 15
+    # Fused windows whose turns compete, per result asked: more windows only cost time.
+    windows_per_result: int = 2
+    # HNSW candidate list of the vector leg (at least twice the neighbours asked), set for
+    # that one statement: enough recall for a turn re-ranker, cheaper than the pool's 200.
+    hnsw_ef_search: int = 64
+    # The full-text leg ranks by term frequency (`ts_rank`), not cover density: proximity
+    # says little when any word may match, and cover density costs several times as much.
+    text_rank: Literal["frequency", "cover_density"] = "frequency"
+    # The full-text leg's statement limit: a query of very common words can match most of a
+    # campaign; then the vector leg answers alone.
+    fulltext_timeout_ms: int = 20
+    # Once the vector leg is in, how long after the call began the full-text leg is still
+    # waited for (its statement limit bounds the rest, in the background).
+    text_leg_grace_ms: float = 15.0
+
+    def leg_size(self, top_k: int) -> int:
+        return max(self.candidates_per_result * top_k, self.min_candidates)
+
+
+# `memory.search_sessions`, as the LLM calls it.
+SESSION_SEARCH = SearchConfig()
+# A temporal cue's pre-fetch: the tool's search cut to what a hot context can carry beside
+# identity, scene and the last minutes (its budget trims memories first).
+PREFETCH_SEARCH = replace(SESSION_SEARCH, top_k=6, max_tokens=400)
+# Bench variants: one leg alone.
+VECTOR_ONLY = replace(SESSION_SEARCH, fusion_weights=(1.0, 0.0))
+FULLTEXT_ONLY = replace(SESSION_SEARCH, fusion_weights=(0.0, 1.0))
+
+RECIPES: dict[str, SearchConfig] = {
+    "session_search": SESSION_SEARCH,
+    "prefetch": PREFETCH_SEARCH,
+    "vector_only": VECTOR_ONLY,
+    "fulltext_only": FULLTEXT_ONLY,
+}

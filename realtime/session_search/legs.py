@@ -1,0 +1,72 @@
+"""The retrieval legs of session search, one function each: the vector leg (HNSW k-NN over
+chunk embeddings), the full-text leg (ranked `tsquery` over chunks) and the turn fetch (every
+turn of the chosen windows, with its cosine to the query). Fusion is `fusion.py`'s, packing
+`packing.py`'s; `search.py` runs them in order.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Protocol, TypedDict
+
+import numpy as np
+
+from glyphoxa_pipelines.db.operations import Op
+from glyphoxa_pipelines.memory import SemanticIndex
+from glyphoxa_pipelines.memory.models import ChunkHit
+from realtime import fact_search as fs
+from realtime.errors import QueryTimeoutError
+from realtime.session_search.config import SearchConfig
+from realtime.session_search.outcome import Fused
+
+
+class SearchHost(Protocol):
+    """What search needs of its caller: the semantic index, the query embedder (its
+    `model_id`), and a guarded way to run store operations."""
+
+    index: SemanticIndex
+    embedder: Any  # realtime.query_embedding.QueryEmbedder
+
+    async def run(self, op: Op, *, transaction: bool = True) -> Any: ...
+
+
+class Filters(TypedDict):
+    session_id: str | None
+    speaker: str | None
+    after: datetime | None
+    before: datetime | None
+
+
+async def vector_leg(
+    host: SearchHost, campaign_id: str, vector: np.ndarray, n: int, filters: Filters,
+    config: SearchConfig,
+) -> list[ChunkHit]:
+    """The `n` nearest chunks; HNSW's candidate list set for this one statement."""
+    return await host.run(SemanticIndex.search.op(
+        host.index, campaign_id, vector, n, model=host.embedder.model_id,
+        ef_search=max(config.hnsw_ef_search, 2 * n), **filters), transaction=False)
+
+
+async def fulltext_leg(
+    host: SearchHost, campaign_id: str, query: str, n: int, filters: Filters,
+    config: SearchConfig,
+) -> list[ChunkHit] | None:
+    """The `n` best full-text matches under the leg's own statement limit; None when the
+    limit cut it short (then the vector leg answers alone)."""
+    op = SemanticIndex.fulltext_search.op(
+        host.index, campaign_id, query, n, rank=config.text_rank, **filters)
+    try:
+        return await host.run(fs.statement_timeout_op(op, config.fulltext_timeout_ms))
+    except QueryTimeoutError:
+        return None
+
+
+async def fetch_turns(
+    host: SearchHost, hits: list[Fused], vector: np.ndarray | None
+) -> dict[str, list[dict[str, Any]]]:
+    """The turns of each fused window, by chunk id, each with its cosine to `vector`."""
+    return await host.run(
+        fs.chunk_turns_op([h.chunk.id for h, _, _ in hits], query_vector=vector,
+                          model=host.embedder.model_id if vector is not None else None),
+        transaction=False,
+    )

@@ -1,0 +1,71 @@
+"""One dispatch for every caller (HTTP, MCP, CLI): validate the arguments, bind the campaign,
+run the tool, time it. Degraded memory is a result the LLM can read, not a crash."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from glyphoxa_pipelines.db import DatabaseUnavailableError
+from glyphoxa_pipelines.memory import InvalidInputError
+from realtime.tools import (
+    get_session_summary,
+    query_entities,
+    search_facts,
+    search_graph,
+    search_sessions,
+)
+from realtime.tools.context import ToolContext
+from realtime.tools.registry import validate
+from realtime.tools.results import degraded_result
+from realtime.tools.scope import ToolScope
+from realtime.tools.tiers import LatencyTracker
+
+Handler = Callable[[ToolContext, Any, ToolScope], Awaitable[list[dict[str, Any]]]]
+
+HANDLERS: dict[str, Handler] = {
+    "memory.search_sessions": search_sessions.run,
+    "memory.query_entities": query_entities.run,
+    "memory.get_session_summary": get_session_summary.run,
+    "memory.search_facts": search_facts.run,
+    "memory.search_graph": search_graph.run,
+}
+
+
+async def call_tool(
+    ctx: ToolContext,
+    name: str,
+    arguments: dict[str, Any] | None,
+    scope: ToolScope,
+    *,
+    campaign_of: Callable[[str], Awaitable[str]],
+    latencies: LatencyTracker,
+) -> dict[str, Any]:
+    """Validate, run, time. A scope with a session but no campaign gets the session's."""
+    args = validate(name, arguments)
+    campaign_id = scope.campaign_id
+    if campaign_id is None and scope.session_id:
+        try:
+            campaign_id = await campaign_of(scope.session_id)
+        except DatabaseUnavailableError:
+            return degraded_result(name)
+    if campaign_id is None:
+        raise InvalidInputError(
+            "a tool call needs a campaign: bind campaign_id or session_id in its context"
+        )
+    scope = ToolScope(campaign_id, scope.session_id, scope.npc_id)
+    start = time.perf_counter()
+    try:
+        results = await HANDLERS[name](ctx, args, scope)
+    except DatabaseUnavailableError:
+        return degraded_result(name)
+    elapsed = (time.perf_counter() - start) * 1000
+    latencies.record(name, elapsed)
+    return {
+        "tool": name,
+        "status": "ok",
+        "count": len(results),
+        "results": results,
+        "elapsed_ms": round(elapsed, 3),
+    }

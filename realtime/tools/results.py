@@ -1,0 +1,93 @@
+"""The shapes tool results take: what the LLM reads, every one citing its `source`.
+
+One home per shape, so a fact reads the same from `memory.search_facts`, `query_entities` and
+the DM's review queue.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from glyphoxa_pipelines.memory import Entity
+from glyphoxa_pipelines.memory.models import ChunkHit
+from realtime.errors import DEGRADED
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def entity_result(entity: Entity, facts: list[Any]) -> dict[str, Any]:
+    return {
+        "id": entity.id,
+        "name": entity.name,
+        "type": entity.type,
+        "aliases": list(entity.aliases),
+        "attributes": entity.attributes,
+        "facts": [fact_result(f, None) for f in facts],
+        "source": {"session_id": entity.session_id, "provenance": entity.provenance,
+                   "when": iso(entity.created_at)},
+    }
+
+
+def fact_result(fact: Any, session_started: datetime | None) -> dict[str, Any]:
+    rel = fact.relationship
+    return {
+        "id": rel.id,
+        "text": fact.sentence(),
+        "source_entity": fact.source_name,
+        "relation": rel.rel_type,
+        "target_entity": fact.target_name,
+        "confidence": rel.confidence,
+        "status": rel.status,
+        "secret": fact.secret,
+        "current": rel.invalidated_at is None,
+        "source": {
+            "session_id": rel.session_id,
+            "when": iso(rel.observed_at or session_started or rel.valid_from),
+            "evidence": rel.evidence,
+            "provenance": rel.provenance,
+        },
+    }
+
+
+def event_result(entity: Entity, started: datetime | None) -> dict[str, Any]:
+    desc = str(entity.attributes.get("description") or entity.attributes.get("summary") or "")
+    return {
+        "id": entity.id,
+        "text": entity.name + (f": {desc}" if desc else ""),
+        "type": entity.type,
+        "source": {"session_id": entity.session_id, "when": iso(started or entity.created_at)},
+    }
+
+
+def chunk_result(hit: ChunkHit, score: float, methods: list[str]) -> dict[str, Any]:
+    c = hit.chunk
+    return {
+        "text": c.text,
+        "score": round(score, 6),
+        "methods": methods,
+        "chunk_id": c.id,
+        "source": {
+            "session_id": c.session_id,
+            "when": iso(c.start_at),
+            "until": iso(c.end_at),
+            "speakers": list(c.speakers),
+            "first_entry_id": c.first_entry_id,
+            "last_entry_id": c.last_entry_id,
+        },
+        "entity_ids": list(c.entity_ids),
+        "token_count": c.token_count,
+    }
+
+
+def degraded_result(name: str) -> dict[str, Any]:
+    """Degraded memory as a result the LLM can read, not a crash."""
+    return {
+        "tool": name,
+        "status": "degraded",
+        "error": f"{DEGRADED}; answer from what you already know",
+        "count": 0,
+        "results": [],
+    }

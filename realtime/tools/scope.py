@@ -1,0 +1,13 @@
+"""Who asks a memory tool: bound by the caller (HTTP body, MCP headers, CLI flags), never by
+the LLM, so it cannot ask as somebody else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ToolScope:
+    campaign_id: str | None = None
+    session_id: str | None = None
+    npc_id: str | None = None

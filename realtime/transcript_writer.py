@@ -1,0 +1,148 @@
+"""The live transcript's write path: correct fantasy names inline, write to L1 in one
+statement, or spool to disk while PostgreSQL is away; then let pre-fetch read what players and
+the DM said.
+
+Raw text is always kept: an utterance of a session whose campaign is unknown (degraded) is
+spooled uncorrected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from glyphoxa_pipelines.correction import CORRECTOR_VERSION, correct
+from glyphoxa_pipelines.db import DatabaseUnavailableError
+from glyphoxa_pipelines.memory import InvalidInputError, NewEntry
+from glyphoxa_pipelines.memory.session_log import _INSERT_ENTRIES, _entry_record, validate_entry
+from realtime.errors import DEGRADED
+from realtime.guarded_db import GuardedDatabase
+from realtime.name_cache import NameCache, Names
+from realtime.prefetch.prefetcher import Prefetcher
+from realtime.recent_utterances import RecentUtterances
+from realtime.session_campaigns import SessionCampaigns
+from realtime.spool import Spool
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TranscriptWriter:
+    def __init__(
+        self,
+        db: GuardedDatabase,
+        spool: Spool,
+        campaigns: SessionCampaigns,
+        names: NameCache,
+        recent: RecentUtterances,
+        prefetcher: Prefetcher,
+    ) -> None:
+        self._db = db
+        self._spool = spool
+        self._campaigns = campaigns
+        self._names = names
+        self._recent = recent
+        self._prefetcher = prefetcher
+
+    async def write(self, session_id: str, items: Sequence[Any]) -> dict[str, Any]:
+        """Correct names inline and write to L1 (or the spool). `items` are EntryIn-like."""
+        try:
+            campaign_id: str | None = await self._campaigns.campaign_of(session_id)
+        except DatabaseUnavailableError:
+            campaign_id = None  # unknown while degraded: spool uncorrected, raw is kept
+        names = await self._names.get(campaign_id) if campaign_id else None
+        new, out = self._corrected(items, names)
+        for entry in new:
+            if not entry.text.strip():
+                raise InvalidInputError(f"entry {entry.idempotency_key!r}: text is empty")
+        spooled = False
+        written = 0
+        if self._spool.depth or self._db.degraded:
+            self._to_spool(session_id, new)
+            spooled = True
+        else:
+            try:
+                written = await self._insert(session_id, new)
+            except DatabaseUnavailableError:
+                self._to_spool(session_id, new)
+                spooled = True
+        self._recent.remember(session_id, new)
+        triggers: list[dict[str, Any]] = []
+        if names is not None and campaign_id is not None:
+            for entry in new:
+                if entry.speaker_role in ("player", "dm"):
+                    triggers += self._prefetcher.schedule(
+                        campaign_id, session_id, entry.text, None, names, corrected=True
+                    )
+        return {
+            "session_id": session_id,
+            "written": written,
+            "duplicates": 0 if spooled else len(new) - written,
+            "spooled": spooled,
+            "spool_depth": self._spool.depth,
+            "entries": out,
+            "prefetch": triggers,
+        }
+
+    @staticmethod
+    def _corrected(
+        items: Sequence[Any], names: Names | None
+    ) -> tuple[list[NewEntry], list[dict[str, Any]]]:
+        """The entries to store, and what the caller is told of each correction."""
+        now = _now()
+        new: list[NewEntry] = []
+        out: list[dict[str, Any]] = []
+        for item in items:
+            result = correct(item.text, names.index, item.word_confidences) if names else None
+            corrections = [c.as_dict() for c in result.corrections] if result else []
+            text = result.text if result else item.text
+            new.append(NewEntry(
+                idempotency_key=item.idempotency_key,
+                text=text,
+                raw_text=item.text,
+                speaker_id=item.speaker_id,
+                speaker_name=item.speaker_name,
+                speaker_role=item.role,
+                npc_id=item.npc_id,
+                spoken_at=item.spoken_at or now,
+                duration_s=item.duration_s,
+                word_confidences=item.word_confidences,
+                corrections=corrections,
+                corrector_version=CORRECTOR_VERSION if names else None,
+            ))
+            out.append({"idempotency_key": item.idempotency_key, "text": text,
+                        "raw_text": item.text, "corrections": corrections})
+        return new, out
+
+    async def _insert(self, session_id: str, entries: list[NewEntry]) -> int:
+        """The store's own idempotent INSERT as one statement, no explicit transaction: one
+        round trip per utterance (the session is known to exist: `campaign_of` checked)."""
+        for e in entries:
+            validate_entry(e)
+        payload = json.dumps([_entry_record(e) for e in entries])
+        if self._db.degraded:
+            raise DatabaseUnavailableError(DEGRADED)
+
+        async def go() -> int:
+            async with self._db.db.pool.connection() as conn:
+                cur = await conn.execute(_INSERT_ENTRIES, (payload, session_id))
+                return cur.rowcount
+
+        try:
+            return await self._db.within_limits(go())
+        except psycopg.errors.CheckViolation as exc:
+            raise InvalidInputError(str(exc.diag.message_primary)) from exc
+
+    def _to_spool(self, session_id: str, entries: list[NewEntry]) -> None:
+        records = []
+        for e in entries:
+            rec = asdict(e)
+            rec["spoken_at"] = e.spoken_at.isoformat() if e.spoken_at else None
+            records.append(rec)
+        self._spool.append(session_id, records, spooled_at=_now().isoformat())
