@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from glyphoxa_pipelines.db.operations import Op, execute
+from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import (
     Entity,
     KnowledgeGraph,
@@ -18,6 +18,7 @@ from glyphoxa_pipelines.memory import (
     NpcProfile,
     Relationship,
 )
+from glyphoxa_pipelines.memory.graph_facts import record_replacement_op, upsert_relationship_op
 from realtime.graph_cache import GraphCache
 from realtime.guarded_db import GuardedDatabase
 from realtime.name_cache import NameCache
@@ -101,14 +102,8 @@ class DmEdits:
             if replacement is not None:
                 # Invalidate first: the replacement may reuse the same (source, type, target).
                 yield from KnowledgeGraph.invalidate_relationship.op(graph, campaign_id, fact_id)
-                new = yield from graph._upsert_relationship_op(
-                    replacement, protect_confirmed=False
-                )
-                yield execute(
-                    "UPDATE relationships SET invalidated_by = %s WHERE campaign_id = %s "
-                    "AND id = %s",
-                    (new.id, campaign_id, fact_id),
-                )
+                new = yield from upsert_relationship_op(replacement, protect_confirmed=False)
+                yield from record_replacement_op(campaign_id, fact_id, new.id)
             else:
                 yield from KnowledgeGraph.invalidate_relationship.op(graph, campaign_id, fact_id)
             return {"invalidated": fact_id, "replacement": asdict(new) if new else None}

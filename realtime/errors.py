@@ -1,13 +1,11 @@
-"""The realtime service's own error and message for a database it cannot use.
+"""The realtime service's message for a database it cannot use (a timeout of one statement is
+`glyphoxa_pipelines.db.StatementTimeoutError`: not an outage).
 
-A leaf module (it imports nothing of the service), so the guarded database that raises these
-and the search legs that catch them need not import each other.
+A leaf module (it imports nothing of the service), so every module that reports the degraded
+state can name it without importing the guarded database.
 """
 
 from __future__ import annotations
 
 DEGRADED = "memory degraded: PostgreSQL is unreachable"
 
-
-class QueryTimeoutError(RuntimeError):
-    """A statement hit the timeout we set for it: not an outage, so no degraded mode."""

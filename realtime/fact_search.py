@@ -15,13 +15,7 @@ from typing import Any
 import numpy as np
 from pgvector import Vector
 
-from glyphoxa_pipelines.db.operations import (  # noqa: F401 - statement_timeout_op: re-export
-    Op,
-    fetch_all,
-    fetch_one,
-    statement_timeout_op,
-)
-from glyphoxa_pipelines.memory import hot_read, visibility
+from glyphoxa_pipelines.db.operations import Op, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.graph_facts import (
     FACT_FILTER,
     REL_COLUMNS,
@@ -32,10 +26,6 @@ from glyphoxa_pipelines.memory.graph_facts import (
 from glyphoxa_pipelines.memory.models import Entity, KnownFact
 from glyphoxa_pipelines.memory.rows import from_row
 from glyphoxa_pipelines.memory.semantic_index import or_tsquery
-
-# Who is asking: one definition, in the store (re-exported for the service's callers).
-PUBLIC_VIEWER = visibility.PUBLIC_VIEWER
-viewer = visibility.viewer
 
 
 def facts_about_op(
@@ -176,8 +166,6 @@ def search_events_op(
     return [(from_row(Entity, r), r["session_started_at"]) for r in rows]
 
 
-# The hot-context read is the store's (one statement); re-exported for the service.
-hot_row_statement = hot_read.hot_row_statement
 
 
 def entity_context_op(campaign_id: str, entity_id: str, npc: str, *, fact_limit: int = 8) -> Op:

@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 from glyphoxa_pipelines.db import AsyncDatabase, DatabaseUnavailableError
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import InvalidInputError, NewEntry, NotFoundError, SessionStore
-from realtime.errors import DEGRADED, QueryTimeoutError
+from realtime.errors import DEGRADED
 from realtime.spool import PermanentSpoolError, Spool
 
 log = logging.getLogger(__name__)
@@ -82,8 +82,6 @@ class GuardedDatabase:
             async with asyncio.timeout(self.timeout_s):
                 return await self.db.run(op, transaction=transaction)
         except DatabaseUnavailableError as exc:
-            if isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
-                raise QueryTimeoutError(str(exc.__cause__)) from exc  # our own timeout
             self.mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
         except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import NotFoundError
-from realtime import fact_search as fs
+from glyphoxa_pipelines.memory.hot_read import hot_row_statement
 from realtime.errors import DEGRADED
 from realtime.graph_cache import GraphCache
 from realtime.guarded_db import GuardedDatabase
@@ -75,7 +75,7 @@ class HotContextReader:
             self._graph_cache.get(known_campaign, (npc_id, fact_limit)) if known_campaign else None
         )
         generation = self._graph_cache.generation
-        query, params = fs.hot_row_statement(
+        query, params = hot_row_statement(
             session_id, npc_id, recent_limit=self._recent.limit, fact_limit=fact_limit,
             window_s=self.recent_window_s, with_identity=identity is None,
         )

@@ -8,19 +8,15 @@ spooled uncorrected.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
-
 from glyphoxa_pipelines.correction import CORRECTOR_VERSION, correct
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import InvalidInputError, NewEntry
-from glyphoxa_pipelines.memory.session_log import _INSERT_ENTRIES, _entry_record, validate_entry
-from realtime.errors import DEGRADED
+from glyphoxa_pipelines.memory.session_log import insert_entries_op, validate_entry
 from realtime.guarded_db import GuardedDatabase
 from realtime.name_cache import NameCache, Names
 from realtime.prefetch.prefetcher import Prefetcher
@@ -121,23 +117,11 @@ class TranscriptWriter:
         return new, out
 
     async def _insert(self, session_id: str, entries: list[NewEntry]) -> int:
-        """The store's own idempotent INSERT as one statement, no explicit transaction: one
-        round trip per utterance (the session is known to exist: `campaign_of` checked)."""
+        """The store's idempotent live write, one statement without a transaction: one round
+        trip per utterance (the session is known to exist: `campaign_of` checked)."""
         for e in entries:
-            validate_entry(e)
-        payload = json.dumps([_entry_record(e) for e in entries])
-        if self._db.degraded:
-            raise DatabaseUnavailableError(DEGRADED)
-
-        async def go() -> int:
-            async with self._db.db.pool.connection() as conn:
-                cur = await conn.execute(_INSERT_ENTRIES, (payload, session_id))
-                return cur.rowcount
-
-        try:
-            return await self._db.within_limits(go())
-        except psycopg.errors.CheckViolation as exc:
-            raise InvalidInputError(str(exc.diag.message_primary)) from exc
+            validate_entry(e)  # before the degraded check: the spool never holds a bad entry
+        return await self._db.run(insert_entries_op(session_id, entries), transaction=False)
 
     def _to_spool(self, session_id: str, entries: list[NewEntry]) -> None:
         records = []

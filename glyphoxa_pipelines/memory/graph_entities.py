@@ -240,7 +240,3 @@ class EntityOperations:
             (campaign_id, entity_id),
         )
         return from_row(NpcProfile, row) if row else None
-
-    def _entities_op(self, campaign_id: str, ids: Sequence[str]) -> Op[dict[str, Entity]]:
-        """Kept for callers outside the store until they call `entities_by_id_op`."""
-        return entities_by_id_op(campaign_id, ids)

@@ -175,6 +175,15 @@ def upsert_relationship_op(rel: Relationship, *, protect_confirmed: bool) -> Op[
     return from_row(Relationship, row)
 
 
+def record_replacement_op(campaign_id: str, fact_id: int, replaced_by: int | None) -> Op[int]:
+    """Record which fact replaced an invalidated one (a retcon), so history reads as a chain."""
+    n = yield execute(
+        "UPDATE relationships SET invalidated_by = %s WHERE campaign_id = %s AND id = %s",
+        (replaced_by, campaign_id, fact_id),
+    )
+    return n
+
+
 class FactOperations:
     """The fact half of `KnowledgeGraph` (which binds `db`)."""
 
@@ -301,9 +310,3 @@ class FactOperations:
             (campaign_id, limit),
         )
         return [known_fact(r) for r in rows]
-
-    def _upsert_relationship_op(
-        self, rel: Relationship, *, protect_confirmed: bool
-    ) -> Op[Relationship]:
-        """Kept for callers outside the store until they call `upsert_relationship_op`."""
-        return upsert_relationship_op(rel, protect_confirmed=protect_confirmed)

@@ -199,7 +199,3 @@ class TraversalOperations:
         return (
             yield from neighbors_op(campaign_id, npc_id, depth, None, None, max_nodes, npc_id, None)
         )
-
-    def _neighbors_op(self, *args: Any, **kwargs: Any) -> Op[Subgraph]:
-        """Kept for callers outside the store until they call `neighbors_op`."""
-        return neighbors_op(*args, **kwargs)

@@ -100,10 +100,6 @@ ON CONFLICT (session_id, idempotency_key) DO NOTHING
 RETURNING {ENTRY_COLUMNS}
 """
 
-# Kept for realtime/service.py until it calls `insert_entries_op`; nothing else uses them.
-_INSERT_ENTRIES = INSERT_ENTRIES
-_entry_record = entry_record
-
 
 def recent_entries_query(session: sql.Composable, columns: str) -> sql.Composed:
     """The last %(recent_limit)s entries of a session within %(window)s seconds of its latest

@@ -15,6 +15,7 @@ from typing import Any
 from glyphoxa_pipelines.correction import correct
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import Entity
+from glyphoxa_pipelines.memory.visibility import viewer
 from realtime import fact_search as fs
 from realtime.background import Background
 from realtime.hot_context import Memory
@@ -80,7 +81,7 @@ class Prefetcher:
         """Fire what `text` triggers, as `npc_id` may see it; what fired, and whether each was
         fetched or already fresh."""
         triggers = self.detect_triggers(text, names, corrected=corrected)
-        view = fs.viewer(npc_id)
+        view = viewer(npc_id)
         out = []
         for trig in triggers:
             self.cache.stats["triggers"] += 1
@@ -138,5 +139,5 @@ class Prefetcher:
 
     def memories(self, session_id: str, npc_id: str) -> list[Memory]:
         """What was pre-fetched for this session as `npc_id` may see it, newest first."""
-        return [m for item in self.cache.get(session_id, fs.viewer(npc_id))
+        return [m for item in self.cache.get(session_id, viewer(npc_id))
                 for m in item.memories]

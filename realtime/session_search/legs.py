@@ -11,11 +11,11 @@ from typing import Any, Protocol, TypedDict
 
 import numpy as np
 
-from glyphoxa_pipelines.db.operations import Op
+from glyphoxa_pipelines.db import StatementTimeoutError
+from glyphoxa_pipelines.db.operations import Op, statement_timeout_op
 from glyphoxa_pipelines.memory import SemanticIndex
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime import fact_search as fs
-from realtime.errors import QueryTimeoutError
 from realtime.session_search.config import SearchConfig
 from realtime.session_search.outcome import Fused
 
@@ -56,8 +56,8 @@ async def fulltext_leg(
     op = SemanticIndex.fulltext_search.op(
         host.index, campaign_id, query, n, rank=config.text_rank, **filters)
     try:
-        return await host.run(fs.statement_timeout_op(op, config.fulltext_timeout_ms))
-    except QueryTimeoutError:
+        return await host.run(statement_timeout_op(op, config.fulltext_timeout_ms))
+    except StatementTimeoutError:
         return None
 
 

@@ -7,6 +7,10 @@ from typing import Any
 
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import Entity, KnowledgeGraph
+from glyphoxa_pipelines.memory.fact_text import fact_sentence
+from glyphoxa_pipelines.memory.graph_entities import entities_by_id_op
+from glyphoxa_pipelines.memory.graph_traversal import neighbors_op
+from glyphoxa_pipelines.memory.visibility import viewer
 from realtime import fact_search as fs
 from realtime.tools.args import QueryEntitiesArgs
 from realtime.tools.context import ToolContext
@@ -16,7 +20,7 @@ from realtime.tools.scope import ToolScope
 
 async def run(ctx: ToolContext, args: QueryEntitiesArgs, scope: ToolScope) -> list[dict[str, Any]]:
     campaign = scope.campaign_id or ""
-    view = fs.viewer(scope.npc_id)
+    view = viewer(scope.npc_id)
     graph = ctx.graph
 
     def op() -> Op:
@@ -34,7 +38,7 @@ async def run(ctx: ToolContext, args: QueryEntitiesArgs, scope: ToolScope) -> li
         out = []
         for i, ent in enumerate(found):
             if args.depth > 1 and i == 0:
-                sub = yield from graph._neighbors_op(
+                sub = yield from neighbors_op(
                     campaign, ent.id, args.depth, None, None, 30, view, None
                 )
                 facts = sub.facts
@@ -48,12 +52,12 @@ async def run(ctx: ToolContext, args: QueryEntitiesArgs, scope: ToolScope) -> li
                         graph, campaign, ent.id, other.id, max_depth=4, npc_id=view
                     )
                     ids = {r.source_id for r in path} | {r.target_id for r in path}
-                    named = yield from graph._entities_op(campaign, list(ids))
+                    named = yield from entities_by_id_op(campaign, list(ids))
                     item["path_to"] = {
                         "entity": other.name,
                         "facts": [
-                            f"{named[r.source_id].name} {r.rel_type.replace('_', ' ')} "
-                            f"{named[r.target_id].name}"
+                            fact_sentence(named[r.source_id].name, r.rel_type,
+                                          named[r.target_id].name)
                             for r in path
                         ],
                     }

@@ -8,6 +8,7 @@ from typing import Any
 
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import KnowledgeGraph
+from glyphoxa_pipelines.memory.visibility import viewer
 from realtime import fact_search as fs
 from realtime.tools.args import SearchFactsArgs
 from realtime.tools.context import ToolContext
@@ -17,7 +18,7 @@ from realtime.tools.scope import ToolScope
 
 async def run(ctx: ToolContext, args: SearchFactsArgs, scope: ToolScope) -> list[dict[str, Any]]:
     campaign = scope.campaign_id or ""
-    view = fs.viewer(scope.npc_id)
+    view = viewer(scope.npc_id)
     graph = ctx.graph
 
     def op() -> Op:

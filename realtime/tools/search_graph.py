@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from glyphoxa_pipelines.db.operations import statement_timeout_op
 from glyphoxa_pipelines.memory import GraphRAGQuerier, GraphScope, KnowledgeGraph
-from realtime import fact_search as fs
+from glyphoxa_pipelines.memory.visibility import viewer
 from realtime.tools.args import SearchGraphArgs
 from realtime.tools.context import ToolContext
 from realtime.tools.results import chunk_result
@@ -22,7 +23,7 @@ async def run(ctx: ToolContext, args: SearchGraphArgs, scope: ToolScope) -> list
     ent = await ctx.run(KnowledgeGraph.resolve.op(ctx.graph, campaign, args.entity))
     if ent is None:
         return []
-    graph_scope = GraphScope(campaign, ent.id, depth=args.depth, npc_id=fs.viewer(scope.npc_id))
+    graph_scope = GraphScope(campaign, ent.id, depth=args.depth, npc_id=viewer(scope.npc_id))
     if args.depth == 0:
         graph_scope = GraphScope(campaign, entity_ids=(ent.id,))
     if args.mode == "semantic":
@@ -31,7 +32,7 @@ async def run(ctx: ToolContext, args: SearchGraphArgs, scope: ToolScope) -> list
             GraphRAGQuerier.query_with_embedding.op(ctx.graph_rag, vec, args.top_k, graph_scope)
         )
         return [chunk_result(h, 1.0 - h.score, ["vector"]) for h in hits]
-    hits = await ctx.run(fs.statement_timeout_op(
+    hits = await ctx.run(statement_timeout_op(
         GraphRAGQuerier.query_with_context.op(ctx.graph_rag, args.query, graph_scope,
                                               limit=args.top_k),
         ctx.search.fulltext_timeout_ms * FULLTEXT_TIMEOUT_FACTOR,
