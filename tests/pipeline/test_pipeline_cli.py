@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_helpers import FACTS_SESSION
 from typer.testing import CliRunner
 
 from glyphoxa_pipelines.cli import app
 from glyphoxa_pipelines.memory import KnowledgeGraph, SemanticIndex, SessionStore, SummaryStore
+from tests.support.sample_sessions import FACTS_SESSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "processing" / "fixtures"
 runner = CliRunner()

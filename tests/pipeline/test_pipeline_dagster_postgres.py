@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from dagster import AssetKey, DagsterInstance, materialize
-from pipeline_helpers import FACTS_SESSION, import_sample
+
+from tests.support.sample_sessions import FACTS_SESSION, import_sample
 
 
 def test_instance_on_the_embedded_server_records_runs_and_backfills(

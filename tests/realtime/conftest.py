@@ -57,7 +57,7 @@ def rt_embedder():  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="session")
 def rt_seed(rt_db_url: str, rt_embedder):  # type: ignore[no-untyped-def]
-    from rt_seed import seed_campaign
+    from tests.support.realtime_seed import seed_campaign
 
     return seed_campaign(rt_db_url, rt_embedder, "rt-" + uuid.uuid4().hex[:8])
 
