@@ -28,6 +28,18 @@ SHARED_DATA = Path(
 )
 
 
+# Fixtures that load the embedding model, run Dagster or seed a campaign through the model:
+# every test using one (directly or through another fixture) is `slow`, so a new test gets the
+# mark by what it uses. Tests slow for other reasons carry `@pytest.mark.slow` themselves.
+SLOW_FIXTURES = frozenset({"rt_embedder", "pipeline_services", "dagster_instance"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from glyphoxa_pipelines.db import embedded
 
