@@ -30,6 +30,16 @@ class Import:
     name: str | None
     line: int
     when: str  # MODULE, FUNCTION or TYPE_CHECKING
+    bound: str  # the local name it binds: `ss` for `from realtime import session_search as ss`
+
+    def bound_module(self, project: Project) -> str | None:
+        """The module the bound name refers to, None when it names something else."""
+        if self.name is not None:  # `from m import n`: a module only when m.n is one
+            target = project.target_module(self)
+            return target if target != self.module else None
+        top = self.module.split(".")[0]
+        # `import a.b` binds a; `import a.b as x` (and bench's `import store`) bind the module
+        return top if self.bound == top else self.module
 
 
 @dataclass
@@ -108,7 +118,10 @@ class Project:
         for node, when in _walk_imports(module.tree.body, MODULE):
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    yield Import(self._absolute(module, alias.name), None, node.lineno, when)
+                    full = self._absolute(module, alias.name)
+                    # `import a.b` binds the name a (to package a); `import a.b as x` binds x
+                    bound = alias.asname or alias.name.split(".")[0]
+                    yield Import(full, None, node.lineno, when, bound)
                 continue
             if node.level:
                 base = module.package.split(".")
@@ -117,7 +130,7 @@ class Project:
             else:
                 target = self._absolute(module, node.module or "")
             for alias in node.names:
-                yield Import(target, alias.name, node.lineno, when)
+                yield Import(target, alias.name, node.lineno, when, alias.asname or alias.name)
 
     def is_project(self, name: str) -> bool:
         return name in self.modules
