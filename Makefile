@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test lint bench-quick dev clean
+.PHONY: install demo test test-fast lint bench-quick dev clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -22,6 +22,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check glyphoxa_pipelines realtime bench tests
 	$(BIN)/python -m pytest -q
+
+# The inner loop: everything but the tests marked slow (model loads, Dagster runs, servers).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check glyphoxa_pipelines realtime bench tests

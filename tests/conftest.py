@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.openai_stub import OpenAIStub
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 _HOME = Path(tempfile.mkdtemp(prefix="glyphoxa-test-"))
@@ -26,11 +28,27 @@ SHARED_DATA = Path(
 )
 
 
+# Fixtures that load the embedding model, run Dagster or seed a campaign through the model:
+# every test using one (directly or through another fixture) is `slow`, so a new test gets the
+# mark by what it uses. Tests slow for other reasons carry `@pytest.mark.slow` themselves.
+SLOW_FIXTURES = frozenset({"rt_embedder", "pipeline_services", "dagster_instance"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from glyphoxa_pipelines.db import embedded
 
+    # A server that will not stop must not raise here: pytest would then drop its report of
+    # the failures that most likely caused it.
     try:
         embedded.stop(_HOME / "pgdata")
+    except embedded.EmbeddedServerError as exc:
+        print(f"\nembedded PostgreSQL: {exc}")
     finally:
         shutil.rmtree(_HOME, ignore_errors=True)
 
@@ -71,3 +89,13 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip(f"evaluation data not found at {SHARED_DATA} (set GLYPHOXA_SHARED_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture
+def openai_stub() -> Iterator[OpenAIStub]:
+    """A fresh OpenAI-compatible server on 127.0.0.1 for one test."""
+    stub = OpenAIStub()
+    try:
+        yield stub
+    finally:
+        stub.close()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from glyphoxa_pipelines.cli import app
+
+pytestmark = pytest.mark.slow  # the whole demo: model load, import, recap
 
 
 def test_demo_shows_an_npc_memory(database_url: str) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from glyphoxa_pipelines.db import embedded
 
@@ -21,6 +22,7 @@ print(embedded.status(s.pgdata).pid)
 """
 
 
+@pytest.mark.slow  # starts a second interpreter against the server
 def test_two_processes_share_one_server(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = {**os.environ, "GLYPHOXA_HOME": str(home)}

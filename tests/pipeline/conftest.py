@@ -1,16 +1,14 @@
 """Fixtures of the pipeline tests: the shared embedded server (tests/conftest.py), Dagster
-resources pointing at it, a throwaway Dagster instance, small imported sessions and a local
-OpenAI-compatible stub server."""
+resources pointing at it, a throwaway Dagster instance and small imported sessions."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_helpers import FACTS_SESSION, add_dm_world, import_sample
+
+from tests.support.sample_sessions import FACTS_SESSION, add_dm_world, import_sample
 
 
 @pytest.fixture(scope="session")
@@ -50,21 +48,3 @@ def facts_session(db: Any, campaign_id: str) -> tuple[str, str]:
     """(campaign id, session id): DM world plus a short session stating clear facts."""
     add_dm_world(db, campaign_id)
     return campaign_id, import_sample(db, campaign_id, FACTS_SESSION)
-
-
-_STUB_MODULE = Path(__file__).resolve().parents[1] / "processing" / "conftest.py"
-
-
-@pytest.fixture
-def llm_stub() -> Iterator[Any]:
-    """The processing tests' OpenAI-compatible stub server (loaded by path, not copied):
-    chat, embeddings and speech on 127.0.0.1."""
-    spec = importlib.util.spec_from_file_location("processing_openai_stub", _STUB_MODULE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    stub = module.OpenAIStub()
-    try:
-        yield stub
-    finally:
-        stub.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from dagster import AssetKey, materialize
-from pipeline_helpers import SESSION_01
 
 from glyphoxa_pipelines.defs.campaign_assets import build_campaign_assets
 from glyphoxa_pipelines.defs.partitions import CAMPAIGNS, SESSIONS
@@ -20,6 +19,7 @@ from glyphoxa_pipelines.memory import (
     SummaryStore,
 )
 from glyphoxa_pipelines.pipeline.session_steps import episode_entity_id
+from tests.support.sample_sessions import SESSION_01
 
 SESSION_ASSETS = build_session_assets()
 CAMPAIGN_ASSETS = build_campaign_assets()
@@ -166,7 +166,7 @@ def _session_facts(session_id: str):
 def test_campaign_assets_consolidate(
     db: Any, sample_session: tuple[str, str], dagster_instance: Any, dagster_resources: dict
 ) -> None:
-    from pipeline_helpers import SESSION_02, import_sample
+    from tests.support.sample_sessions import SESSION_02, import_sample
 
     campaign_id, first = sample_session
     second = import_sample(db, campaign_id, SESSION_02)

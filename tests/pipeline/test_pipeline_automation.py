@@ -14,12 +14,12 @@ from dagster import (
     build_schedule_context,
     build_sensor_context,
 )
-from pipeline_helpers import FACTS_SESSION, add_dm_world, import_sample
 
 from glyphoxa_pipelines.defs.partitions import CAMPAIGNS, SESSIONS
 from glyphoxa_pipelines.defs.schedules import nightly_consolidation_schedule
 from glyphoxa_pipelines.defs.sensors import live_session_sensor, session_ended_sensor
 from glyphoxa_pipelines.memory import NewEntry, SessionStore
+from tests.support.sample_sessions import FACTS_SESSION, add_dm_world, import_sample
 
 
 def _evaluate(sensor: Any, instance: DagsterInstance, resources: dict, cursor: str | None):
@@ -138,9 +138,8 @@ def test_nightly_schedule_requests_changed_campaigns_only(
 def test_backfill_covers_every_session_of_the_campaign(
     db: Any, campaign_id: str, dagster_instance: DagsterInstance
 ) -> None:
-    from pipeline_helpers import SESSION_01, SESSION_02
-
     from glyphoxa_pipelines.pipeline.backfill import launch_campaign_backfill
+    from tests.support.sample_sessions import SESSION_01, SESSION_02
 
     sessions = [import_sample(db, campaign_id, p) for p in (SESSION_01, SESSION_02)]
     launch = launch_campaign_backfill(

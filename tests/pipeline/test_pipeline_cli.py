@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_helpers import FACTS_SESSION
 from typer.testing import CliRunner
 
 from glyphoxa_pipelines.cli import app
 from glyphoxa_pipelines.memory import KnowledgeGraph, SemanticIndex, SessionStore, SummaryStore
+from tests.support.sample_sessions import FACTS_SESSION
 
 FIXTURES = Path(__file__).resolve().parents[1] / "processing" / "fixtures"
 runner = CliRunner()
@@ -51,6 +51,7 @@ def test_session_import_bad_file_fails_with_location_and_imports_nothing(
     assert SessionStore(db).list_sessions(campaign_id) == []
 
 
+@pytest.mark.slow  # the pipeline over a real episode
 def test_process_and_status_on_a_real_crd3_episode_slice(
     db: Any, campaign_id: str, shared_data: Path, tmp_path: Path
 ) -> None:

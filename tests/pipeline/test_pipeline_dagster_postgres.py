@@ -6,8 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from dagster import AssetKey, DagsterInstance, materialize
-from pipeline_helpers import FACTS_SESSION, import_sample
+
+from tests.support.sample_sessions import FACTS_SESSION, import_sample
+
+pytestmark = pytest.mark.slow  # Dagster runs and a backfill
 
 
 def test_instance_on_the_embedded_server_records_runs_and_backfills(

@@ -47,12 +47,12 @@ def _answer(body: dict[str, Any]) -> str:
 
 
 def test_chain_uses_the_configured_llm(
-    db: Any, facts_session: tuple[str, str], pipeline_services: PipelineServices, llm_stub: Any
+    db: Any, facts_session: tuple[str, str], pipeline_services: PipelineServices, openai_stub: Any
 ) -> None:
     campaign_id, session_id = facts_session
-    llm_stub.chat = _answer
+    openai_stub.chat = _answer
     settings = replace(
-        pipeline_services.settings, llm_model="stub-model", llm_base_url=llm_stub.base_url
+        pipeline_services.settings, llm_model="stub-model", llm_base_url=openai_stub.base_url
     )
     services = PipelineServices(db, settings, embedder_factory=lambda: pipeline_services.embedder)
     results = run_session_chain(services, session_id)
@@ -66,5 +66,5 @@ def test_chain_uses_the_configured_llm(
     assert ("grimjaw", "lives_in", "ironhold", "llm-v1") in facts
     assert SummaryStore(db).get(session_id).method == "llm-summary-v1"
     assert RecapStore(db).get(session_id).text.startswith("Previously")
-    paths = {path for path, _ in llm_stub.requests}
+    paths = {path for path, _ in openai_stub.requests}
     assert paths == {"/v1/chat/completions"}

@@ -26,13 +26,13 @@ def test_configured_speech_writes_the_audio_and_stores_its_path(
     db: Any,
     facts_session: tuple[str, str],
     pipeline_services: PipelineServices,
-    llm_stub: Any,
+    openai_stub: Any,
     glyphoxa_home: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _, session_id = facts_session
-    llm_stub.speech = lambda body: AUDIO
-    monkeypatch.setenv("GLYPHOXA_TTS_BASE_URL", llm_stub.base_url)
+    openai_stub.speech = lambda body: AUDIO
+    monkeypatch.setenv("GLYPHOXA_TTS_BASE_URL", openai_stub.base_url)
     monkeypatch.setenv("GLYPHOXA_TTS_MODEL", "stub-tts")
     monkeypatch.setenv("GLYPHOXA_TTS_VOICE", "onyx")
     services = PipelineServices(
@@ -49,7 +49,7 @@ def test_configured_speech_writes_the_audio_and_stores_its_path(
     assert outcome.metadata["audio_path"] == str(expected)
     assert outcome.metadata["audio_bytes"] == len(AUDIO)
     assert "audio_error" not in outcome.metadata
-    [body] = _speech_requests(llm_stub)
+    [body] = _speech_requests(openai_stub)
     assert body == {
         "model": "stub-tts",
         "voice": "onyx",
@@ -59,12 +59,12 @@ def test_configured_speech_writes_the_audio_and_stores_its_path(
 
 
 def test_failing_speech_endpoint_keeps_the_text_recap(
-    db: Any, facts_session: tuple[str, str], pipeline_services: PipelineServices, llm_stub: Any
+    db: Any, facts_session: tuple[str, str], pipeline_services: PipelineServices, openai_stub: Any
 ) -> None:
     _, session_id = facts_session
-    llm_stub.fail_next = 1000  # every request answers 500
+    openai_stub.fail_next = 1000  # every request answers 500
     speech = SpeechSynthesizer(
-        model="stub-tts", base_url=llm_stub.base_url, max_retries=3, max_wait_s=0.05
+        model="stub-tts", base_url=openai_stub.base_url, max_retries=3, max_wait_s=0.05
     )
     services = PipelineServices(
         db,
@@ -82,7 +82,7 @@ def test_failing_speech_endpoint_keeps_the_text_recap(
     assert outcome.metadata["audio_path"] is None
     assert "audio_bytes" not in outcome.metadata
     assert "failed" in outcome.metadata["audio_error"]
-    assert len(_speech_requests(llm_stub)) == 3  # retried by with_backoff, then given up
+    assert len(_speech_requests(openai_stub)) == 3  # retried by with_backoff, then given up
 
 
 def test_without_a_speech_model_there_is_no_audio(

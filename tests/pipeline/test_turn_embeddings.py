@@ -22,6 +22,8 @@ from glyphoxa_pipelines.pipeline.services import PipelineServices
 from glyphoxa_pipelines.pipeline.staleness import stale_sessions
 from realtime.fact_search import chunk_turns_op
 
+pytestmark = pytest.mark.slow  # embeds turns with the bundled model
+
 MODEL = "all-MiniLM-L6-v2"
 
 

@@ -1,109 +1,15 @@
-"""Fixtures for the pure processing tests: shared evaluation data and a local OpenAI stub."""
+"""Fixtures for the pure processing tests: one CRD3 episode from the shared evaluation data."""
 
 from __future__ import annotations
 
-import json
-import os
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-def shared_data_dir() -> Path:
-    env = os.environ.get("GLYPHOXA_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
 
 @pytest.fixture(scope="session")
-def crd3_episode() -> Path:
-    path = shared_data_dir() / "crd3" / "cleaned" / "C1E001.json"
+def crd3_episode(shared_data: Path) -> Path:
+    path = shared_data / "crd3" / "cleaned" / "C1E001.json"
     if not path.exists():
         pytest.skip(f"shared evaluation data not found at {path} (set GLYPHOXA_SHARED_DATA)")
     return path
-
-
-class OpenAIStub:
-    """A real HTTP server speaking the OpenAI chat/embeddings/speech wire format.
-
-    `chat`, `embed` and `speech` are replaceable callables; `fail_next` makes the next N requests
-    answer 500 (to exercise retries); `requests` records every request body.
-    """
-
-    def __init__(self) -> None:
-        self.chat: Callable[[dict[str, Any]], str] = lambda body: "{}"
-        self.embed: Callable[[list[str]], list[list[float]]] = lambda texts: [
-            [1.0, 0.0, 0.0] for _ in texts
-        ]
-        self.speech: Callable[[dict[str, Any]], bytes] = lambda body: b"ID3-stub-audio"
-        self.fail_next = 0
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server API)
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                stub.requests.append((self.path, body))
-                if stub.fail_next > 0:
-                    stub.fail_next -= 1
-                    self._send(500, {"error": {"message": "try again", "type": "server_error"}})
-                    return
-                if self.path.endswith("/chat/completions"):
-                    content = stub.chat(body)
-                    self._send(200, {
-                        "id": "chatcmpl-stub", "object": "chat.completion", "created": 0,
-                        "model": body.get("model", "stub"),
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": content}}],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    })
-                elif self.path.endswith("/embeddings"):
-                    inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                    vectors = stub.embed(inputs)
-                    self._send(200, {
-                        "object": "list", "model": body.get("model", "stub"),
-                        "data": [{"object": "embedding", "index": i, "embedding": v}
-                                 for i, v in enumerate(vectors)],
-                        "usage": {"prompt_tokens": 1, "total_tokens": 1},
-                    })
-                elif self.path.endswith("/audio/speech"):
-                    self._send_bytes(200, stub.speech(body), "audio/mpeg")
-                else:
-                    self._send(404, {"error": {"message": "not found"}})
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                self._send_bytes(status, json.dumps(payload).encode(), "application/json")
-
-            def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def openai_stub() -> Iterator[OpenAIStub]:
-    stub = OpenAIStub()
-    try:
-        yield stub
-    finally:
-        stub.close()

@@ -16,6 +16,7 @@ def local() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()
 
 
+@pytest.mark.slow  # loads the bundled model
 def test_bundled_minilm_offline(local) -> None:
     assert (local.model_id, local.dimension, local.max_tokens) == ("all-MiniLM-L6-v2", 384, 256)
     vectors = local.embed([
@@ -29,6 +30,7 @@ def test_bundled_minilm_offline(local) -> None:
     assert local.embed([]).shape == (0, 384)
 
 
+@pytest.mark.slow  # loads the bundled model
 def test_token_count_is_the_models_own(local) -> None:
     text = "Vax'ildan and Vex'ahlia reach Kraghammer."
     expected = len(local.model.tokenizer(text)["input_ids"])  # transformers tokenizer
@@ -50,6 +52,7 @@ def test_factory() -> None:
         get_embedder("nope")
 
 
+@pytest.mark.slow  # real backoff waits
 def test_openai_compatible_embeddings_with_retry(openai_stub) -> None:
     openai_stub.embed = lambda texts: [[3.0, 4.0, 0.0] for _ in texts]
     openai_stub.fail_next = 2  # two 500s, then success: backoff retries

@@ -5,6 +5,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 from glyphoxa_pipelines.campaign.transcript_import import import_transcript
 from glyphoxa_pipelines.memory.models import Chunk, SessionSummary
@@ -59,6 +60,7 @@ def test_mmr_avoids_repeating_the_same_sentence() -> None:
     assert len(summary.key_points) == len(set(summary.key_points)) == 2
 
 
+@pytest.mark.slow  # a real episode through the embedding model
 def test_real_episode_summary_with_embeddings(crd3_episode) -> None:
     embedder = SentenceTransformerEmbedder()
     entries = import_transcript(crd3_episode).as_entries("cr", "c1e001")[:450]

@@ -68,10 +68,18 @@ async def _wait(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-un
         await asyncio.sleep(0.1)
 
 
-async def test_database_stopped_mid_session(rt_client: httpx.AsyncClient, rt_service, rt_settings, rt_db_url: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.slow
+async def test_database_stopped_mid_session(isolated_realtime) -> None:  # type: ignore[no-untyped-def]
     from pgserver.postgres_server import PostgresServer
 
     from glyphoxa_pipelines.db import embedded
+
+    # its own server and service: stopping the shared one would fail every later test if
+    # this one failed before restarting it
+    rt_client: httpx.AsyncClient = isolated_realtime.client
+    rt_service = isolated_realtime.service
+    rt_settings = isolated_realtime.settings
+    rt_db_url: str = isolated_realtime.db_url
 
     cid = "rt-spool-" + uuid.uuid4().hex[:6]
     sid = f"{cid}-live"

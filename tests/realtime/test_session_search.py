@@ -130,7 +130,7 @@ async def test_knn_leg_matches_the_store_and_keeps_its_hnsw_setting_local(  # ty
     one = await svc.run(SemanticIndex.search.op(
         svc.index, rt_seed.campaign_id, vec, 5, model=model, ef_search=40,
         session_id=rt_seed.past_sessions[0]), transaction=False)
-    assert {h.chunk.session_id for h in one} <= {rt_seed.past_sessions[0]}
+    assert one and {h.chunk.session_id for h in one} == {rt_seed.past_sessions[0]}
 
 
 async def test_the_tool_ranks_turns_with_their_own_vectors(  # type: ignore[no-untyped-def]

@@ -1,5 +1,4 @@
-"""Helpers shared by the pipeline tests (a uniquely named module: every test folder has a
-`conftest`, so `from conftest import ...` would pick whichever was imported first)."""
+"""Small sessions to import and the DM's world they mention: the pipeline tests' inputs."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from glyphoxa_pipelines.demo import SAMPLE_SESSIONS_DIR
 
 SESSION_01 = SAMPLE_SESSIONS_DIR / "session-01.jsonl"
 SESSION_02 = SAMPLE_SESSIONS_DIR / "session-02.jsonl"
-FACTS_SESSION = Path(__file__).resolve().parent / "fixtures" / "facts_session.jsonl"
+FACTS_SESSION = Path(__file__).resolve().parents[1] / "pipeline" / "fixtures" / "facts_session.jsonl"
 
 
 def add_dm_world(db: Any, campaign_id: str) -> None:
