@@ -31,7 +31,8 @@ def load(file: Path = typer.Argument(..., help="Campaign YAML file.")) -> None:
         f"campaign {report.campaign_id}: {report.entities} entities "
         f"({report.entities_changed} changed, {report.removed_entities} removed), "
         f"{report.relationships} relationships ({report.removed_relationships} removed), "
-        f"{report.npcs} NPC profiles"
+        f"{report.npcs} NPC profiles; DM decisions kept: {report.dm_kept}"
+        + (f", {report.handed_to_dm} dropped rows kept as the DM's" if report.handed_to_dm else "")
     )
 
 
