@@ -244,7 +244,7 @@ def detect_format(text: str, name: str = "") -> TranscriptFormat:
         try:
             json.loads(first_line)
             single_line_json = True
-        except ValueError:
+        except (ValueError, RecursionError):
             single_line_json = False
         if '"TURNS"' in stripped[:200_000] and (suffix == ".json" or not single_line_json):
             return "crd3"
