@@ -13,7 +13,17 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_text
 from glyphoxa_pipelines.memory.ids import slugify
+from glyphoxa_pipelines.memory.limits import (
+    MAX_ID_CHARS,
+    MAX_NAME_CHARS,
+    JsonObject,
+    Name,
+    NameList,
+    SafeText,
+    TextList,
+)
 
 
 class CampaignFileError(ValueError):
@@ -62,22 +72,28 @@ _LineLoader.add_constructor(
 _Strict = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
+# Every field is bounded by the shared limits (memory/limits.py): what the file may say is
+# what the store can hold, so a load never fails inside the database.
+_Slug = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=MAX_ID_CHARS)
+_Type = Field(pattern=r"^[a-z][a-z_]*$", max_length=MAX_NAME_CHARS)
+
+
 class CampaignInfo(BaseModel):
     model_config = _Strict
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
-    name: str = Field(min_length=1)
-    description: str = ""
-    system: str = ""
+    id: str = _Slug
+    name: Name = Field(min_length=1)
+    description: SafeText = ""
+    system: Name = ""
     review_threshold: float = Field(0.7, ge=0, le=1)
 
 
 class EntitySpec(BaseModel):
     model_config = _Strict
-    name: str = Field(min_length=1)
-    type: str = Field(pattern=r"^[a-z][a-z_]*$")
-    id: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    aliases: list[str] = []
-    attributes: dict[str, Any] = {}
+    name: Name = Field(min_length=1)
+    type: str = _Type
+    id: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=MAX_ID_CHARS)
+    aliases: NameList = []
+    attributes: JsonObject = {}
 
     @property
     def entity_id(self) -> str:
@@ -86,24 +102,24 @@ class EntitySpec(BaseModel):
 
 class RelationshipSpec(BaseModel):
     model_config = _Strict
-    source: str = Field(min_length=1)
-    target: str = Field(min_length=1)
-    type: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    attributes: dict[str, Any] = {}
+    source: Name = Field(min_length=1)
+    target: Name = Field(min_length=1)
+    type: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=MAX_NAME_CHARS)
+    attributes: JsonObject = {}
     confidence: float = Field(1.0, ge=0, le=1)
-    visibility: Literal["public", "secret"] | list[str] = "public"
-    evidence: str = ""
+    visibility: Literal["public", "secret"] | NameList = "public"
+    evidence: SafeText = ""
 
 
 class NpcSpec(BaseModel):
     model_config = _Strict
-    name: str = Field(min_length=1)
-    personality: str = ""
-    speaking_style: str = ""
-    emotional_state: str = ""
-    behavior_rules: list[str] = []
-    secret_knowledge: list[str] = []
-    voice: dict[str, Any] | str = {}
+    name: Name = Field(min_length=1)
+    personality: SafeText = ""
+    speaking_style: SafeText = ""
+    emotional_state: SafeText = ""
+    behavior_rules: TextList = []
+    secret_knowledge: TextList = []
+    voice: JsonObject | Name = {}
 
     @field_validator("voice")
     @classmethod
@@ -136,9 +152,19 @@ def _line_of(raw: Any, loc: tuple[Any, ...]) -> int:
     return line
 
 
+def _load_yaml(text: str) -> Any:
+    loader = _LineLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def parse_campaign_text(text: str, source: str = "<campaign>") -> CampaignFile:
     try:
-        raw = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+        raw = _load_yaml(text)
+    except RecursionError:
+        raise CampaignFileError(f"{source}: invalid YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -154,6 +180,7 @@ def parse_campaign_text(text: str, source: str = "<campaign>") -> CampaignFile:
             loc = tuple(err["loc"])
             path = ".".join(str(p) for p in loc)
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            msg = msg.removeprefix("Value error, ")
             problems.append(f"{source}:{_line_of(raw, loc)}: {path}: {msg}")
         raise CampaignFileError("\n".join(problems)) from exc
     _check_references(parsed, raw, source)
@@ -161,12 +188,11 @@ def parse_campaign_text(text: str, source: str = "<campaign>") -> CampaignFile:
 
 
 def parse_campaign_file(path: str | Path) -> CampaignFile:
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CampaignFileError(f"{p}: cannot read: {exc}") from exc
-    return parse_campaign_text(text, str(p))
+        text = read_input_text(path)
+    except InputFileError as exc:
+        raise CampaignFileError(str(exc)) from None
+    return parse_campaign_text(text, str(path))
 
 
 def reference_table(parsed: CampaignFile) -> dict[str, str]:

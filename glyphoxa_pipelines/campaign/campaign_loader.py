@@ -1,22 +1,52 @@
 """Load a parsed campaign file into the memory store in one transaction.
 
-Idempotent: the file is the source of truth for rows with provenance "import" — loading the
-same file twice changes nothing, a changed file updates what changed and removes the imported
-entities and facts the file no longer has. DM-made and extracted rows are left alone.
+The service loads campaign files on every start, so a reload must be safe: the same file
+changes nothing, a changed file updates what it changed, and nothing the DM decided after a
+load is undone. Each row the file loads remembers what the file said (`file_values`); fields
+merge three ways (`file_merge`): the file's change applies only where the stored value still
+is what the file said last time. A fact the DM retconned stays retconned with its history; an
+entity or fact the file drops is deleted only if nobody edited it, otherwise it is handed to
+the DM (provenance `dm`). DM-made rows, and DM-confirmed facts with the same key as a file
+fact, are left alone; extracted rows the file also names become the file's.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from glyphoxa_pipelines.campaign.campaign_file import CampaignFile, reference_table
-from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, operation
+from glyphoxa_pipelines.campaign.campaign_file import (
+    CampaignFile,
+    NpcSpec,
+    RelationshipSpec,
+    reference_table,
+)
+from glyphoxa_pipelines.campaign.file_merge import as_real, merge, normalize, untouched
+from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one, operation
 from glyphoxa_pipelines.memory.campaigns import CampaignStore
-from glyphoxa_pipelines.memory.graph_entities import upsert_entity_op
-from glyphoxa_pipelines.memory.graph_facts import upsert_relationship_op
-from glyphoxa_pipelines.memory.knowledge_graph import KnowledgeGraph
-from glyphoxa_pipelines.memory.models import Campaign, Entity, NpcProfile, Relationship
+from glyphoxa_pipelines.memory.models import Campaign
+
+ENTITY_FIELDS = ("type", "name", "aliases", "attributes")
+FACT_FIELDS = (
+    "attributes",
+    "confidence",
+    "status",
+    "dm_confirmed",
+    "visibility",
+    "known_by",
+    "evidence",
+)
+PROFILE_FIELDS = (
+    "personality",
+    "speaking_style",
+    "emotional_state",
+    "behavior_rules",
+    "secret_knowledge",
+    "voice",
+)
+_JSON_FIELDS = frozenset({"attributes", "behavior_rules", "secret_knowledge", "voice"})
 
 
 @dataclass(frozen=True)
@@ -28,13 +58,30 @@ class LoadReport:
     entities_changed: int
     removed_entities: int
     removed_relationships: int
+    dm_kept: int = 0  # fields (or retconned facts) where the DM's decision outlived the file
+    handed_to_dm: int = 0  # rows the file dropped but the DM had edited: kept, now the DM's
+
+
+def _params(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Statement parameters: JSON columns serialized, everything else as is."""
+    return {k: json.dumps(v) if k in _JSON_FIELDS else v for k, v in values.items()}
+
+
+def _key(source: str, rel_type: str, target: str) -> tuple[str, str, str]:
+    return (source, rel_type, target)
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.changed = 0
+        self.dm_kept = 0
+        self.handed = 0
 
 
 class CampaignLoader:
     def __init__(self, db: Any) -> None:
         self.db = db
         self.campaigns = CampaignStore(db)
-        self.graph = KnowledgeGraph(db)
 
     @operation
     def load(self, parsed: CampaignFile) -> Op:
@@ -44,79 +91,282 @@ class CampaignLoader:
             self.campaigns,
             Campaign(cid, info.name, info.description, info.system, info.review_threshold),
         )
-        before = yield fetch_all(
-            "SELECT id, updated_at FROM entities WHERE campaign_id = %s", (cid,)
-        )
-        stamps = {r["id"]: r["updated_at"] for r in before}
-        changed = 0
-        for spec in parsed.entities:
-            ent = yield from upsert_entity_op(
-                Entity(
-                    campaign_id=cid,
-                    id=spec.entity_id,
-                    type=spec.type,
-                    name=spec.name,
-                    aliases=list(spec.aliases),
-                    attributes=dict(spec.attributes),
-                    provenance="import",
-                )
-            )
-            changed += stamps.get(ent.id) != ent.updated_at
+        tally = _Tally()
+        yield from self._entities(cid, parsed, tally)
         refs = reference_table(parsed)
-        rel_ids: list[int] = []
-        for spec in parsed.relationships:
-            known_by: list[str] = []
-            visibility = spec.visibility
-            if isinstance(visibility, list):
-                known_by = [refs[n.lower()] for n in visibility]
-                visibility = "secret"
-            rel = yield from upsert_relationship_op(
-                Relationship(
-                    campaign_id=cid,
-                    source_id=refs[spec.source.lower()],
-                    target_id=refs[spec.target.lower()],
-                    rel_type=spec.type,
-                    attributes=dict(spec.attributes),
-                    confidence=spec.confidence,
-                    provenance="import",
-                    dm_confirmed=True,
-                    visibility=visibility,
-                    known_by=known_by,
-                    evidence=spec.evidence,
-                ),
-                protect_confirmed=False,
-            )
-            rel_ids.append(int(rel.id))  # type: ignore[arg-type]
-        for npc in parsed.npcs:
-            yield from KnowledgeGraph.upsert_npc_profile.op(
-                self.graph,
-                NpcProfile(
-                    campaign_id=cid,
-                    entity_id=refs[npc.name.lower()],
-                    personality=npc.personality,
-                    speaking_style=npc.speaking_style,
-                    emotional_state=npc.emotional_state,
-                    behavior_rules=list(npc.behavior_rules),
-                    secret_knowledge=list(npc.secret_knowledge),
-                    voice=dict(npc.voice),  # type: ignore[arg-type]
-                ),
-            )
-        removed_rels = yield execute(
-            """DELETE FROM relationships WHERE campaign_id = %s AND provenance = 'import'
-                   AND NOT (id = ANY(%s))""",
-            (cid, rel_ids),
-        )
-        removed_ents = yield execute(
-            """DELETE FROM entities WHERE campaign_id = %s AND provenance = 'import'
-                   AND NOT (id = ANY(%s))""",
-            (cid, [e.entity_id for e in parsed.entities]),
+        removed_rels = yield from self._facts(cid, parsed.relationships, refs, tally)
+        yield from self._profiles(cid, parsed.npcs, refs, tally)
+        removed_ents = yield from self._drop_entities(
+            cid, {e.entity_id for e in parsed.entities}, tally
         )
         return LoadReport(
             campaign_id=cid,
             entities=len(parsed.entities),
             relationships=len(parsed.relationships),
             npcs=len(parsed.npcs),
-            entities_changed=changed,
+            entities_changed=tally.changed,
             removed_entities=removed_ents,
             removed_relationships=removed_rels,
+            dm_kept=tally.dm_kept,
+            handed_to_dm=tally.handed,
         )
+
+    # -- entities -------------------------------------------------------------------------
+    def _entities(self, cid: str, parsed: CampaignFile, tally: _Tally) -> Op:
+        rows = yield fetch_all(
+            """SELECT id, type, name, aliases, attributes, provenance, file_values
+               FROM entities WHERE campaign_id = %s""",
+            (cid,),
+        )
+        stored = {r["id"]: r for r in rows}
+        for spec in parsed.entities:
+            file = normalize(
+                {"type": spec.type, "name": spec.name, "aliases": list(spec.aliases),
+                 "attributes": dict(spec.attributes)}
+            )
+            row = stored.get(spec.entity_id)
+            if row is None:
+                yield execute(
+                    """INSERT INTO entities (campaign_id, id, type, name, aliases, attributes,
+                           provenance, file_values)
+                       VALUES (%(c)s, %(id)s, %(type)s, %(name)s, %(aliases)s,
+                               %(attributes)s::jsonb, 'import', %(fv)s::jsonb)""",
+                    dict(_params(file), c=cid, id=spec.entity_id, fv=json.dumps(file)),
+                )
+                tally.changed += 1
+                continue
+            if row["provenance"] == "dm":  # the DM's own entity under the same id
+                tally.dm_kept += 1
+                continue
+            # An extracted entity the file also names becomes the file's; an imported one
+            # merges with what the DM changed since the last load.
+            base = row["file_values"] if row["provenance"] == "import" else dict(row)
+            m = merge(row, base, file)
+            tally.dm_kept += m.dm_kept
+            changed = m.differs_from(row)
+            if not changed and normalize(row["file_values"]) == file:
+                continue
+            tally.changed += changed
+            yield execute(
+                """UPDATE entities SET type = %(type)s, name = %(name)s, aliases = %(aliases)s,
+                       attributes = %(attributes)s::jsonb, file_values = %(fv)s::jsonb,
+                       session_id = CASE WHEN provenance = 'import' THEN session_id END,
+                       extractor_version = CASE WHEN provenance = 'import'
+                                                THEN extractor_version END,
+                       provenance = 'import',
+                       updated_at = CASE WHEN %(changed)s THEN now() ELSE updated_at END
+                   WHERE campaign_id = %(c)s AND id = %(id)s""",
+                dict(
+                    _params(m.values),
+                    c=cid,
+                    id=spec.entity_id,
+                    fv=json.dumps(file),
+                    changed=changed,
+                ),
+            )
+
+    def _drop_entities(self, cid: str, keep: set[str], tally: _Tally) -> Op:
+        """Imported entities the file no longer has: deleted when nobody edited them (nor
+        their profile) and no fact carrying a DM decision or history involves them; else
+        handed to the DM."""
+        rows = yield fetch_all(
+            """SELECT e.id, e.type, e.name, e.aliases, e.attributes, e.file_values,
+                      to_jsonb(p) AS profile
+               FROM entities e LEFT JOIN npc_profiles p
+                    ON p.campaign_id = e.campaign_id AND p.entity_id = e.id
+               WHERE e.campaign_id = %s AND e.provenance = 'import' AND NOT (e.id = ANY(%s))""",
+            (cid, sorted(keep)),
+        )
+        if not rows:
+            return 0
+        clean = [
+            r["id"]
+            for r in rows
+            if untouched(r, r["file_values"])
+            and (r["profile"] is None or untouched(r["profile"], r["profile"]["file_values"]))
+        ]
+        deleted = yield fetch_all(
+            """DELETE FROM entities e WHERE e.campaign_id = %s AND e.id = ANY(%s)
+                   AND NOT EXISTS (
+                       SELECT 1 FROM relationships r
+                       WHERE r.campaign_id = e.campaign_id
+                         AND (r.source_id = e.id OR r.target_id = e.id)
+                         AND (r.provenance <> 'extracted' OR r.dm_confirmed
+                              OR r.status = 'rejected'))
+               RETURNING e.id""",
+            (cid, clean),
+        )
+        gone = {r["id"] for r in deleted}
+        handed = [r["id"] for r in rows if r["id"] not in gone]
+        if handed:
+            yield execute(
+                """UPDATE entities SET provenance = 'dm', file_values = NULL
+                   WHERE campaign_id = %s AND id = ANY(%s)""",
+                (cid, handed),
+            )
+            tally.handed += len(handed)
+        return len(gone)
+
+    # -- facts ----------------------------------------------------------------------------
+    def _facts(
+        self, cid: str, specs: list[RelationshipSpec], refs: dict[str, str], tally: _Tally
+    ) -> Op:
+        rows = yield fetch_all(
+            """SELECT id, source_id, rel_type, target_id, attributes, confidence, status,
+                      dm_confirmed, visibility, known_by, evidence, provenance,
+                      invalidated_at, file_values
+               FROM relationships
+               WHERE campaign_id = %s AND (file_values IS NOT NULL OR invalidated_at IS NULL)
+               ORDER BY id""",
+            (cid,),
+        )
+        tracked: dict[tuple[str, str, str], dict[str, Any]] = {}
+        current: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for r in rows:
+            key = _key(r["source_id"], r["rel_type"], r["target_id"])
+            if r["file_values"] is not None:
+                tracked[key] = r  # the latest row the file made for this key
+            if r["invalidated_at"] is None:
+                current[key] = r
+        kept: set[int] = set()
+        for spec in specs:
+            key = _key(refs[spec.source.lower()], spec.type, refs[spec.target.lower()])
+            file = _fact_values(spec, refs)
+            row = tracked.get(key)
+            if row is not None and row["invalidated_at"] is not None:
+                kept.add(row["id"])  # retconned by the DM: stays history, never re-added
+                tally.dm_kept += 1
+                continue
+            if row is None:
+                row = current.get(key)
+                if row is not None and (row["provenance"] != "extracted" or row["dm_confirmed"]):
+                    tally.dm_kept += 1  # the DM's own fact, or one the DM confirmed
+                    continue
+            if row is None:
+                new = yield fetch_one(
+                    """INSERT INTO relationships (campaign_id, source_id, rel_type, target_id,
+                           attributes, confidence, assertion, provenance, dm_confirmed,
+                           status, visibility, known_by, evidence, file_values)
+                       VALUES (%(c)s, %(s)s, %(t)s, %(o)s, %(attributes)s::jsonb,
+                           %(confidence)s, 'stated', 'import', %(dm_confirmed)s, %(status)s,
+                           %(visibility)s, %(known_by)s, %(evidence)s, %(fv)s::jsonb)
+                       RETURNING id""",
+                    dict(_params(file), c=cid, s=key[0], t=key[1], o=key[2],
+                         fv=json.dumps(file)),
+                )
+                kept.add(new["id"])
+                continue
+            kept.add(row["id"])
+            m = merge(row, row["file_values"], file) if row["provenance"] == "import" else None
+            values = m.values if m is not None else file
+            tally.dm_kept += m.dm_kept if m is not None else 0
+            if m is not None and not m.differs_from(row) and normalize(row["file_values"]) == file:
+                continue
+            yield execute(
+                """UPDATE relationships SET attributes = %(attributes)s::jsonb,
+                       confidence = %(confidence)s, status = %(status)s,
+                       dm_confirmed = %(dm_confirmed)s, visibility = %(visibility)s,
+                       known_by = %(known_by)s, evidence = %(evidence)s,
+                       file_values = %(fv)s::jsonb,
+                       assertion = CASE WHEN provenance = 'import' THEN assertion
+                                        ELSE 'stated' END,
+                       session_id = CASE WHEN provenance = 'import' THEN session_id END,
+                       extractor_version = CASE WHEN provenance = 'import'
+                                                THEN extractor_version END,
+                       provenance = 'import', updated_at = now()
+                   WHERE id = %(id)s""",
+                dict(_params(values), id=row["id"], fv=json.dumps(file)),
+            )
+        return (yield from self._drop_facts(tracked, kept, tally))
+
+    def _drop_facts(
+        self, tracked: dict[tuple[str, str, str], dict[str, Any]], kept: set[int], tally: _Tally
+    ) -> Op:
+        """Facts the file no longer has: deleted when current and unedited; a fact the DM
+        edited becomes the DM's; history (retconned facts) is kept, no longer the file's."""
+        dropped = [r for r in tracked.values() if r["id"] not in kept]
+        clean = [
+            r["id"]
+            for r in dropped
+            if r["invalidated_at"] is None and untouched(r, r["file_values"])
+        ]
+        others = [r["id"] for r in dropped if r["id"] not in set(clean)]
+        removed = 0
+        if clean:
+            removed = yield execute("DELETE FROM relationships WHERE id = ANY(%s)", (clean,))
+        if others:
+            yield execute(
+                """UPDATE relationships SET file_values = NULL,
+                       provenance = CASE WHEN invalidated_at IS NULL THEN 'dm'
+                                         ELSE provenance END
+                   WHERE id = ANY(%s)""",
+                (others,),
+            )
+            tally.handed += sum(r["invalidated_at"] is None for r in dropped if r["id"] in others)
+        return removed
+
+    # -- NPC profiles ---------------------------------------------------------------------
+    def _profiles(self, cid: str, specs: list[NpcSpec], refs: dict[str, str], tally: _Tally) -> Op:
+        rows = yield fetch_all(
+            f"""SELECT entity_id, {", ".join(PROFILE_FIELDS)}, file_values
+                FROM npc_profiles WHERE campaign_id = %s""",
+            (cid,),
+        )
+        stored = {r["entity_id"]: r for r in rows}
+        for npc in specs:
+            eid = refs[npc.name.lower()]
+            file = normalize(
+                {
+                    "personality": npc.personality,
+                    "speaking_style": npc.speaking_style,
+                    "emotional_state": npc.emotional_state,
+                    "behavior_rules": list(npc.behavior_rules),
+                    "secret_knowledge": list(npc.secret_knowledge),
+                    "voice": dict(npc.voice),  # type: ignore[arg-type]
+                }
+            )
+            row = stored.get(eid)
+            if row is None:
+                values = file
+            else:
+                m = merge(row, row["file_values"], file)
+                tally.dm_kept += m.dm_kept
+                if not m.differs_from(row) and normalize(row["file_values"]) == file:
+                    continue
+                values = m.values
+            yield execute(
+                """INSERT INTO npc_profiles (campaign_id, entity_id, personality,
+                       speaking_style, emotional_state, behavior_rules, secret_knowledge,
+                       voice, file_values)
+                   VALUES (%(c)s, %(e)s, %(personality)s, %(speaking_style)s,
+                       %(emotional_state)s, %(behavior_rules)s::jsonb,
+                       %(secret_knowledge)s::jsonb, %(voice)s::jsonb, %(fv)s::jsonb)
+                   ON CONFLICT (campaign_id, entity_id) DO UPDATE SET
+                       personality = EXCLUDED.personality,
+                       speaking_style = EXCLUDED.speaking_style,
+                       emotional_state = EXCLUDED.emotional_state,
+                       behavior_rules = EXCLUDED.behavior_rules,
+                       secret_knowledge = EXCLUDED.secret_knowledge, voice = EXCLUDED.voice,
+                       file_values = EXCLUDED.file_values, updated_at = now()""",
+                dict(_params(values), c=cid, e=eid, fv=json.dumps(file)),
+            )
+
+
+def _fact_values(spec: RelationshipSpec, refs: dict[str, str]) -> dict[str, Any]:
+    """What the file says about a fact, in the form the store reads it back."""
+    visibility = spec.visibility
+    known_by: list[str] = []
+    if isinstance(visibility, list):
+        known_by = [refs[n.lower()] for n in visibility]
+        visibility = "secret"
+    return normalize(
+        {
+            "attributes": dict(spec.attributes),
+            "confidence": as_real(spec.confidence),
+            "status": "canon",
+            "dm_confirmed": True,
+            "visibility": visibility,
+            "known_by": known_by,
+            "evidence": spec.evidence,
+        }
+    )

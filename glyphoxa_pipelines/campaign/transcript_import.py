@@ -20,6 +20,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_text
+from glyphoxa_pipelines.memory.limits import (
+    MAX_TEXT_CHARS,
+    LimitError,
+    check_duration,
+    check_id,
+    check_name,
+    check_offset,
+    check_text,
+    check_timestamp,
+)
 from glyphoxa_pipelines.memory.models import Entry, NewEntry, SpeakerRole
 
 TranscriptFormat = Literal["jsonl", "text", "srt", "vtt", "crd3"]
@@ -68,6 +79,7 @@ class ImportedTranscript:
     source: str
     entries: list[NewEntry]
     speakers: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # each entry's line (CRD3: turn index)
 
     @property
     def duration_s(self) -> float:
@@ -120,6 +132,7 @@ class _Builder:
         self.start_at = start_at
         self.dm_speakers = {s.lower() for s in dm_speakers} | DM_NAMES
         self.entries: list[NewEntry] = []
+        self.lines: list[int] = []
         self.clock = start_at
 
     def role_for(self, speaker: str, given: Any, line: int) -> SpeakerRole:
@@ -131,6 +144,33 @@ class _Builder:
                 )
             return role
         return "dm" if speaker.strip().lower() in self.dm_speakers else "player"
+
+    def at(self, seconds: float, line: int, what: str = "time offset") -> datetime:
+        """The session start plus `seconds`, refused (with the line) when out of range."""
+        try:
+            check_offset(seconds, what)
+            return check_timestamp(self.start_at + timedelta(seconds=seconds), what)
+        except (LimitError, OverflowError) as exc:
+            raise TranscriptFormatError(self.source, line, str(exc)) from None
+
+    def _check(
+        self, line: int, *, key: str, speaker: str, text: str, raw_text: str | None,
+        speaker_id: str | None, npc_id: str | None, spoken_at: datetime, duration_s: float,
+    ) -> None:
+        """The shared limits, once, at the boundary: what passes here the store can hold."""
+        try:
+            check_id(key, "idempotency key")
+            check_name(speaker, "speaker")
+            check_text(text, "text", MAX_TEXT_CHARS)
+            if raw_text is not None:
+                check_text(raw_text, "raw_text", MAX_TEXT_CHARS)
+            for what, value in (("speaker_id", speaker_id), ("npc_id", npc_id)):
+                if value is not None:
+                    check_id(value, what)
+            check_timestamp(spoken_at, "timestamp")
+            check_duration(duration_s, "duration")
+        except LimitError as exc:
+            raise TranscriptFormatError(self.source, line, str(exc)) from None
 
     def add(
         self,
@@ -155,7 +195,12 @@ class _Builder:
             raise TranscriptFormatError(self.source, line, f"negative duration {duration_s}")
         if spoken_at is None:
             spoken_at = self.clock
+        self._check(
+            line, key=key, speaker=speaker, text=text, raw_text=raw_text,
+            speaker_id=speaker_id, npc_id=npc_id, spoken_at=spoken_at, duration_s=duration_s,
+        )
         self.clock = max(self.clock, spoken_at + timedelta(seconds=duration_s + TURN_GAP_S))
+        self.lines.append(line)
         self.entries.append(
             NewEntry(
                 idempotency_key=key,
@@ -175,7 +220,7 @@ class _Builder:
         if not self.entries:
             raise TranscriptFormatError(self.source, None, f"no transcript entries found ({fmt})")
         speakers = list(dict.fromkeys(e.speaker_name for e in self.entries))
-        return ImportedTranscript(fmt, self.source, self.entries, speakers)
+        return ImportedTranscript(fmt, self.source, self.entries, speakers, self.lines)
 
 
 def _aware(dt: datetime) -> datetime:
@@ -199,7 +244,7 @@ def detect_format(text: str, name: str = "") -> TranscriptFormat:
         try:
             json.loads(first_line)
             single_line_json = True
-        except ValueError:
+        except (ValueError, RecursionError):
             single_line_json = False
         if '"TURNS"' in stripped[:200_000] and (suffix == ".json" or not single_line_json):
             return "crd3"
@@ -235,7 +280,11 @@ def _parse_time_value(value: Any, b: _Builder, line: int) -> datetime:
     if isinstance(value, bool):
         raise TranscriptFormatError(b.source, line, f"bad timestamp {value!r}")
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(float(value), tz=UTC)
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            problem = f"timestamp {value!r} is out of range"
+            raise TranscriptFormatError(b.source, line, problem) from None
     if isinstance(value, str):
         try:
             return _aware(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
@@ -261,6 +310,8 @@ def _parse_jsonl(text: str, b: _Builder) -> ImportedTranscript:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TranscriptFormatError(b.source, line_no, f"invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise TranscriptFormatError(b.source, line_no, "JSON nested too deeply") from None
         if not isinstance(obj, dict):
             raise TranscriptFormatError(b.source, line_no, "each line must be a JSON object")
         body = obj.get("text")
@@ -275,8 +326,7 @@ def _parse_jsonl(text: str, b: _Builder) -> ImportedTranscript:
         if (value := _first(obj, _JSONL_TIME)) is not None:
             spoken_at = _parse_time_value(value, b, line_no)
         elif (value := _first(obj, _JSONL_OFFSET)) is not None:
-            offset = _number(value, "offset", b, line_no)
-            spoken_at = b.start_at + timedelta(seconds=offset)
+            spoken_at = b.at(_number(value, "offset", b, line_no), line_no, "offset")
         duration = None
         if (value := _first(obj, _JSONL_DURATION)) is not None:
             duration = _number(value, "duration", b, line_no)
@@ -329,7 +379,7 @@ def _parse_text(text: str, b: _Builder) -> ImportedTranscript:
             continue
         spoken_at = None
         if m := _TEXT_TIME.match(stripped):
-            spoken_at = b.start_at + timedelta(seconds=_clock_seconds(m.group("ts")))
+            spoken_at = b.at(_clock_seconds(m.group("ts")), line_no)
             stripped = stripped[m.end() :]
         m = _SPEAKER_LINE.match(stripped)
         if m and len(m.group("speaker").split()) <= 4:
@@ -447,7 +497,7 @@ def _parse_cues(text: str, b: _Builder, fmt: Literal["srt", "vtt"]) -> ImportedT
                 line=line_no,
                 speaker=speaker,
                 text=body,
-                spoken_at=b.start_at + timedelta(seconds=start + n * span),
+                spoken_at=b.at(start + n * span, line_no, "cue time"),
                 duration_s=span,
             )
     if cues == 0:
@@ -463,6 +513,8 @@ def _parse_crd3(text: str, b: _Builder) -> ImportedTranscript:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TranscriptFormatError(b.source, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise TranscriptFormatError(b.source, None, "JSON nested too deeply") from None
     turns = data.get("TURNS") if isinstance(data, dict) else data
     if not isinstance(turns, list):
         raise TranscriptFormatError(b.source, 1, "CRD3 JSON needs a 'TURNS' list")
@@ -523,13 +575,10 @@ def import_transcript(
     start_at: datetime | None = None,
 ) -> ImportedTranscript:
     """Read and parse a transcript file; see `parse_transcript`."""
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise TranscriptFormatError(str(p), None, "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise TranscriptFormatError(str(p), None, f"not UTF-8 text ({exc.reason})") from None
+        text = read_input_text(path, encoding="utf-8-sig")
+    except InputFileError as exc:
+        raise TranscriptFormatError(exc.source, exc.line, exc.problem) from None
     return parse_transcript(
-        text, source=str(p), format=format, dm_speakers=dm_speakers, start_at=start_at
+        text, source=str(path), format=format, dm_speakers=dm_speakers, start_at=start_at
     )

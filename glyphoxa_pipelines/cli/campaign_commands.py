@@ -31,7 +31,8 @@ def load(file: Path = typer.Argument(..., help="Campaign YAML file.")) -> None:
         f"campaign {report.campaign_id}: {report.entities} entities "
         f"({report.entities_changed} changed, {report.removed_entities} removed), "
         f"{report.relationships} relationships ({report.removed_relationships} removed), "
-        f"{report.npcs} NPC profiles"
+        f"{report.npcs} NPC profiles; DM decisions kept: {report.dm_kept}"
+        + (f", {report.handed_to_dm} dropped rows kept as the DM's" if report.handed_to_dm else "")
     )
 
 
@@ -72,8 +73,16 @@ def add(
     """Add or replace an entity (DM-made)."""
     from glyphoxa_pipelines.db import open_database
     from glyphoxa_pipelines.memory import CampaignStore, Entity, KnowledgeGraph
+    from glyphoxa_pipelines.memory.limits import LimitError, check_id, check_json, check_name
 
     attrs = _parse_attrs(attr)
+    with user_errors(LimitError):  # refused here, before the database could refuse it
+        check_id(campaign, "--campaign")
+        check_name(name, "entity name")
+        check_name(type_, "entity type")
+        for a in alias:
+            check_name(a, "--alias")
+        attrs = check_json(attrs, "--attr")
     with user_errors(), open_database() as db:
         CampaignStore(db).require(campaign)
         ent = KnowledgeGraph(db).add_entity(

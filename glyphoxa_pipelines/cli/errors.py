@@ -7,8 +7,10 @@ from contextlib import contextmanager
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-err_console = Console(stderr=True)
+# soft_wrap: a long `file:line: problem` stays on one line, so it can be read and grepped.
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 @contextmanager
@@ -29,5 +31,5 @@ def user_errors(*expected: type[BaseException]) -> Iterator[None]:
     try:
         yield
     except kinds as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
         raise typer.Exit(2) from exc

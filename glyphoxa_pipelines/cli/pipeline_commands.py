@@ -41,17 +41,30 @@ def import_command(
     title: str | None = typer.Option(None, help="Session title (default: file name)."),
     fmt: str | None = typer.Option(None, "--format", help="jsonl, text, srt, vtt or crd3."),
     dm: list[str] = typer.Option([], "--dm", help="Speaker name(s) that are the DM."),
+    replace: bool = typer.Option(
+        False, "--replace", help="Replace the session's entries if it holds another version."
+    ),
 ) -> None:
     """Import a past session's transcript as an ended session (the sensor then processes it).
-    A bad file fails with file:line and imports nothing."""
+    A bad file fails with file:line and imports nothing; a file that differs from the version
+    already imported is refused (naming the changed lines) unless --replace is given."""
     from glyphoxa_pipelines.campaign.session_import import import_session
-    from glyphoxa_pipelines.campaign.transcript_import import FORMATS, TranscriptFormatError
+    from glyphoxa_pipelines.campaign.transcript_import import FORMATS, TranscriptImportError
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory.limits import LimitError, check_id, check_name
 
     if fmt is not None and fmt not in FORMATS:
         raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
-    with user_errors(TranscriptFormatError), open_database(Settings.from_env()) as db:
+    with user_errors(LimitError):
+        check_id(campaign, "--campaign")
+        if session_id is not None:
+            check_id(session_id, "--session")
+        if title is not None:
+            check_name(title, "--title")
+        for name in dm:
+            check_name(name, "--dm")
+    with user_errors(TranscriptImportError), open_database(Settings.from_env()) as db:
         result = import_session(
             db,
             campaign,
@@ -60,11 +73,14 @@ def import_command(
             title=title,
             format=fmt,  # type: ignore[arg-type]
             dm_speakers=set(dm) or None,
+            replace=replace,
         )
     t = result.transcript
     console.print(
         f"session [bold]{result.session.id}[/] ({t.format}): {len(t.entries)} entries, "
-        f"{result.written} new, {len(t.speakers)} speakers, {t.duration_s / 60:.0f} min, ended"
+        f"{result.written} new"
+        + (f" (replacing {result.replaced})" if result.replaced else "")
+        + f", {len(t.speakers)} speakers, {t.duration_s / 60:.0f} min, ended"
     )
 
 

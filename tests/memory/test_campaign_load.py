@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import psycopg
+import psycopg.rows
 import pytest
 
 from glyphoxa_pipelines.campaign.campaign_file import (
@@ -147,3 +149,133 @@ def test_bad_file_via_cli_loads_nothing(db: Database, tmp_path: Path) -> None:
     assert CampaignStore(db).get("never-loaded") is None
     missing = CliRunner().invoke(app, ["campaign", "load", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 2 and "cannot read" in missing.output
+
+
+# -- reload after DM decisions (issue 11, item 3) -------------------------------------------
+
+
+def _dm_doc(cid: str, *, population: int = 1000, climate: str = "cold",
+            personality: str = "cryptic", mood: str = "calm", lives_conf: float = 0.9,
+            guards_evidence: str = "seen at the gate", fears: bool = True,
+            hates: bool = True, guards: bool = True) -> str:
+    rels = [
+        "  - {source: Eldrinax, target: Ironhold, type: lives_in, "
+        f"confidence: {lives_conf}}}",
+    ]
+    if guards:
+        rels.append(
+            f"  - {{source: Grimjaw, target: Ironhold, type: guards, evidence: {guards_evidence}}}"
+        )
+    if fears:
+        rels.append("  - {source: Grimjaw, target: Eldrinax, type: fears, visibility: [Grimjaw]}")
+    if hates:
+        rels.append("  - {source: Eldrinax, target: Grimjaw, type: hates}")
+    return "\n".join(
+        [
+            f"campaign: {{id: {cid}, name: Test}}",
+            "entities:",
+            "  - {name: Eldrinax, type: npc}",
+            f"  - {{name: Ironhold, type: location, attributes: "
+            f"{{population: {population}, climate: {climate}}}}}",
+            "  - {name: Grimjaw, type: npc}",
+            "relationships:",
+            *rels,
+            "npcs:",
+            f"  - {{name: Eldrinax, personality: {personality}, emotional_state: {mood}}}",
+            "",
+        ]
+    )
+
+
+def _facts(db: Database, cid: str) -> dict[str, list[dict[str, object]]]:
+    """Every fact row of the campaign (history included), by relation type."""
+    out: dict[str, list[dict[str, object]]] = {}
+    with db.connection() as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
+        for row in cur.execute(
+            "SELECT * FROM relationships WHERE campaign_id = %s ORDER BY id", (cid,)
+        ).fetchall():
+            out.setdefault(row["rel_type"], []).append(row)
+    return out
+
+
+def test_reload_never_undoes_dm_decisions(db: Database, campaign_id: str) -> None:
+    from glyphoxa_pipelines.memory import NpcProfile, Relationship
+
+    cid = campaign_id + "-dm"
+    loader = CampaignLoader(db)
+    g = KnowledgeGraph(db)
+    loader.load(parse_campaign_text(_dm_doc(cid)))
+    facts = _facts(db, cid)
+    assert sorted(facts) == ["fears", "guards", "hates", "lives_in"]
+
+    # The DM's decisions, through the store operations the service's DM routes run.
+    g.set_fact_status(cid, facts["guards"][0]["id"], "rejected", dm_confirmed=False)
+    g.set_visibility(cid, facts["lives_in"][0]["id"], "secret", ["eldrinax"])
+    g.invalidate_relationship(cid, facts["hates"][0]["id"])  # retcon, with a replacement
+    g.add_relationship(
+        Relationship(cid, "eldrinax", "grimjaw", "trusts", provenance="dm", dm_confirmed=True)
+    )
+    g.update_entity(cid, "ironhold", attributes={"population": 500})
+    profile = g.get_npc_profile(cid, "eldrinax")
+    g.upsert_npc_profile(
+        NpcProfile(cid, "eldrinax", personality=profile.personality, emotional_state="furious")
+    )
+
+    def check_decisions() -> dict[str, list[dict[str, object]]]:
+        now = _facts(db, cid)
+        assert [r["status"] for r in now["guards"]] == ["rejected"]
+        assert now["lives_in"][0]["visibility"] == "secret"
+        assert now["lives_in"][0]["known_by"] == ["eldrinax"]
+        assert len(now["hates"]) == 1 and now["hates"][0]["invalidated_at"] is not None
+        assert [r["provenance"] for r in now["trusts"]] == ["dm"]
+        assert g.get_entity(cid, "ironhold").attributes["population"] == 500
+        assert g.get_npc_profile(cid, "eldrinax").emotional_state == "furious"
+        return now
+
+    # Reloading the same file (what every service start does) changes nothing.
+    before = _facts(db, cid)
+    report = loader.load(parse_campaign_text(_dm_doc(cid)))
+    assert report.entities_changed == 0 and report.removed_relationships == 0
+    assert report.dm_kept >= 5
+    assert check_decisions() == before  # same rows, same ids, same timestamps
+
+    # A changed file: its changes apply where the DM did not decide; the DM's stand.
+    changed = _dm_doc(cid, population=2000, climate="warm", personality="grim", mood="wary",
+                      lives_conf=0.8, guards_evidence="seen at dawn", fears=False)
+    report = loader.load(parse_campaign_text(changed))
+    now = check_decisions()
+    assert report.removed_relationships == 1 and "fears" not in now  # unedited: removed
+    assert g.get_entity(cid, "ironhold").attributes == {"population": 500, "climate": "warm"}
+    assert g.get_npc_profile(cid, "eldrinax").personality == "grim"
+    assert now["lives_in"][0]["confidence"] == pytest.approx(0.8)
+    assert now["guards"][0]["evidence"] == "seen at dawn"
+    assert sum(len(rows) for rows in now.values()) == 4  # lives_in, guards, hates, trusts
+
+    # Dropping facts the DM decided on keeps them (history stays, the rejection stays the
+    # DM's); re-adding the retconned fact afterwards makes it current again, once.
+    report = loader.load(parse_campaign_text(_dm_doc(cid, fears=False, hates=False,
+                                                     guards=False)))
+    now = _facts(db, cid)
+    assert report.removed_relationships == 0 and report.handed_to_dm == 1
+    assert [(r["status"], r["provenance"]) for r in now["guards"]] == [("rejected", "dm")]
+    assert len(now["hates"]) == 1 and now["hates"][0]["file_values"] is None
+    loader.load(parse_campaign_text(_dm_doc(cid, fears=False, guards=False)))
+    hates = _facts(db, cid)["hates"]
+    assert [r["invalidated_at"] is None for r in hates] == [False, True]
+
+
+def test_reload_removes_an_unedited_entity_but_hands_an_edited_one_to_the_dm(
+    db: Database, campaign_id: str
+) -> None:
+    cid = campaign_id + "-drop"
+    loader = CampaignLoader(db)
+    g = KnowledgeGraph(db)
+    doc = f"campaign: {{id: {cid}, name: Test}}\nentities:\n  - {{name: Eldrinax, type: npc}}\n"
+    extra = "  - {name: Vexmira, type: npc}\n  - {name: Brask, type: npc}\n"
+    loader.load(parse_campaign_text(doc + extra))
+    g.update_entity(cid, "brask", attributes={"mood": "angry"})
+    report = loader.load(parse_campaign_text(doc))
+    assert report.removed_entities == 1 and report.handed_to_dm == 1
+    assert g.get_entity(cid, "vexmira") is None
+    brask = g.get_entity(cid, "brask")
+    assert brask.provenance == "dm" and brask.attributes == {"mood": "angry"}

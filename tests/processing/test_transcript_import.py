@@ -149,3 +149,53 @@ def test_real_crd3_episode(crd3_episode) -> None:
     assert dm and all(e.speaker_name == "MATT" for e in dm)
     entries = result.as_entries("cr", "c1e001")
     assert entries[0].id == 1 and entries[-1].session_id == "c1e001"
+
+
+# -- re-importing an edited transcript (issue 11, item 4) -----------------------------------
+
+
+def _entries(db: object, sid: str) -> list[tuple[str, str, str]]:
+    with db.connection() as conn:  # type: ignore[attr-defined]
+        return conn.execute(
+            "SELECT idempotency_key, speaker_name, raw_text FROM session_entries "
+            "WHERE session_id = %s ORDER BY id",
+            (sid,),
+        ).fetchall()
+
+
+def test_edited_reimport_is_refused_or_replaced_whole(
+    db: object, campaign_id: str, tmp_path: Path
+) -> None:
+    from glyphoxa_pipelines.campaign.session_import import TranscriptChangedError, import_session
+
+    path = tmp_path / "night-one.txt"
+    lines = ["DM: You enter the tavern.", "Rook: I order an ale.", "Mira: I watch the door.",
+             "DM: A hooded figure sits down."]
+    path.write_text("\n".join(lines) + "\n")
+    first = import_session(db, campaign_id, path)
+    sid = first.session.id
+    original = _entries(db, sid)
+    assert first.written == 4 and len(original) == 4
+
+    assert import_session(db, campaign_id, path).written == 0  # same file: nothing new
+    path.write_text("\n".join([*lines, "Rook: I wave."]) + "\n")  # only grown: appended
+    grown = import_session(db, campaign_id, path)
+    assert grown.written == 1 and _entries(db, sid)[:4] == original
+
+    # An edited line and an inserted one: the stored version and the file disagree.
+    edited = [lines[0], "Rook: I order a mead.", "Mira: Hmm.", *lines[2:], "Rook: I wave."]
+    path.write_text("\n".join(edited) + "\n")
+    before = _entries(db, sid)
+    with pytest.raises(TranscriptChangedError) as info:
+        import_session(db, campaign_id, path)
+    message = str(info.value)
+    assert "changed: line 2, line 3, line 4, line 5" in message and "--replace" in message
+    assert _entries(db, sid) == before  # refused: nothing written, nothing lost
+
+    result = import_session(db, campaign_id, path, replace=True)
+    after = _entries(db, sid)
+    assert result.replaced == 5 and result.written == 6
+    assert [r[2] for r in after] == [ln.split(": ", 1)[1] for ln in edited]  # no mix, no dup
+    assert result.session.status == "ended"
+    assert import_session(db, campaign_id, path, replace=True).written == 0  # idempotent
+    assert _entries(db, sid) == after
