@@ -154,7 +154,8 @@ def app_from_env() -> FastAPI:
     from glyphoxa_pipelines.db import resolve_url
 
     settings = Settings.from_env()
-    service = MemoryService(resolve_url(settings), settings=settings)
     host = os.environ.get("GLYPHOXA_BIND_HOST", "127.0.0.1")
+    check_bind(host, settings.api_token)  # before the database is touched: fail fast
+    service = MemoryService(resolve_url(settings), settings=settings)
     return create_app(service, token=settings.api_token, host=host,
                       mount_mcp=os.environ.get("GLYPHOXA_MCP_HTTP", "1") != "0")

@@ -84,10 +84,6 @@ class HostGuardMiddleware:
         await self.app(scope, receive, send)
 
 
-class _BodyTooLarge(Exception):
-    pass
-
-
 class BodyLimitMiddleware:
     """Refuse request bodies over `limit` bytes with 413."""
 
@@ -104,28 +100,33 @@ class BodyLimitMiddleware:
                 await self._refuse(send)
                 return
         seen = 0
-        started = False
+        started = refused = False
 
         async def counting_receive() -> dict[str, Any]:
-            nonlocal seen
+            # Over the limit: answer 413 now and tell the app the client went away (an
+            # exception here would be turned into a 400 by the body parser).
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _BodyTooLarge
+                    refused = True
+                    if not started:
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: dict[str, Any]) -> None:
+        async def guarded_send(message: dict[str, Any]) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 went out already
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
-        try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _BodyTooLarge:
-            if not started:
-                await self._refuse(send)
+        await self.app(scope, counting_receive, guarded_send)
 
     async def _refuse(self, send: Any) -> None:
         await send_error(send, 413, "request too large",
