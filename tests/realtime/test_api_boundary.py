@@ -225,3 +225,13 @@ def test_or_tsquery_is_always_valid() -> None:
     for text in WORDLESS:
         assert or_tsquery(text) is None
     assert or_tsquery("Where's the Sunblade?") == "'Wheres' | 'the' | 'Sunblade'"
+
+
+def test_hot_context_budget_is_enforced_for_one_huge_piece() -> None:
+    from realtime.hot_context import HotContext, estimate_tokens, fit_budget
+
+    ctx = HotContext("c", "s", "n", {"name": "Borga", "type": "npc", "behavior_rules": ["x" * 200_000]},
+                     [], {}, [{"speaker": "Ana", "text": "y" * 50_000, "spoken_at": None}], [])
+    out = fit_budget(ctx, 100)
+    assert estimate_tokens(out.prompt) <= 100 and out.token_estimate <= 100
+    assert out.prompt.startswith("## Who you are") and out.trimmed["prompt_chars"] > 200_000
