@@ -3,7 +3,7 @@ the real app against the real embedded database: no input gives a 5xx, and every
 the documented `{"error": ..., "detail": ...}` shape.
 
 The app runs in schemathesis' own event loop (its ASGI client starts the lifespan), so it gets
-a service of its own rather than the session's `rt_service`. A seeded campaign, session and
+a service of its own rather than the session's `rt_service`, opened in that loop. A seeded campaign, session and
 NPC are offered as explicit path values, so the fuzzer also reaches past the 404s.
 """
 
@@ -55,7 +55,35 @@ def _app(url: str, settings_: Settings, embedder: Any) -> Any:
     service = MemoryService(url, settings=settings_, spool_dir=spool, embedder=embedder,
                             prefetch_wait_ms=50)
     # schemathesis' client names its host "testserver"
-    return create_app(service, token=TOKEN, mount_mcp=False, allowed_hosts=["testserver"])
+    app = create_app(service, token=TOKEN, mount_mcp=False, allowed_hosts=["testserver"],
+                     open_service=False)
+    return _OpenOnce(app, service)
+
+
+class _OpenOnce:
+    """schemathesis may run the app's lifespan more than once (loading the schema, then the
+    calls); a service opens once, so the wrapper opens it at the first startup and keeps it
+    open (its loop, schemathesis' one, lives as long as the process)."""
+
+    def __init__(self, app: Any, service: Any) -> None:
+        self.app = app
+        self.service = service
+        self.opened = False
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if not self.opened:
+                    await self.service.open(warm_embedder=False)
+                    self.opened = True
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
 
 @pytest.fixture(scope="module")
