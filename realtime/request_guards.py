@@ -66,9 +66,8 @@ class HostGuardMiddleware:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] in ("http", "websocket"):
             server = scope.get("server")
-            # a Unix socket (no port) is local by nature
-            if (self.loopback_socket and server and server[1] is not None
-                    and not is_loopback(str(server[0]))):
+            # uvicorn gives no server address for a Unix socket: local by nature
+            if self.loopback_socket and server and not is_loopback(str(server[0])):
                 await send_error(send, 403, "forbidden",
                                  "this service listens beyond loopback without "
                                  "GLYPHOXA_API_TOKEN: set a token, or bind 127.0.0.1")
