@@ -2,7 +2,9 @@
 
 A pure ASGI middleware (not a FastAPI dependency) so it also guards the mounted MCP endpoint.
 `/healthz` stays open for load balancers; everything else needs `Authorization: Bearer <token>`
-once a token is configured.
+once a token is configured. The scheme is case-insensitive (RFC 7235: `bearer` is `Bearer`).
+A request that carried the token is marked in `scope["state"]` (`AUTHENTICATED`), so an open
+path can still show more to an authenticated caller (`/healthz` shows error text only then).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from typing import Any
 
 OPEN_PATHS = frozenset({"/healthz"})
+AUTHENTICATED = "glyphoxa_authenticated"
 
 
 class AuthConfigError(RuntimeError):
@@ -37,21 +40,37 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
+def is_authenticated(scope: dict[str, Any]) -> bool:
+    """Whether the bearer middleware accepted this request's token."""
+    return bool(scope.get("state", {}).get(AUTHENTICATED))
+
+
+def _credentials(header: bytes) -> bytes | None:
+    """The token of an `Authorization: Bearer <token>` value; the scheme in any case."""
+    scheme, _, token = header.strip().partition(b" ")
+    if scheme.lower() != b"bearer":
+        return None
+    return token.strip()
+
+
 class BearerAuthMiddleware:
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] not in ("http", "websocket") or scope.get("path") in OPEN_PATHS:
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        given = b""
+        given: bytes | None = None
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
-                given = value
+                given = _credentials(value)
                 break
-        if hmac.compare_digest(given, self._expected):
+        ok = given is not None and hmac.compare_digest(given, self._expected)
+        if ok:
+            scope.setdefault("state", {})[AUTHENTICATED] = True
+        if ok or scope.get("path") in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         body = json.dumps(

@@ -42,6 +42,7 @@ async def health_report(
         "last_error": db.last_error if db.degraded else None,
         "spool_depth": db.spool.depth,
         "spool_replayed": db.spool.replayed,
+        "spool_dead_letters": db.spool.dead_count,
         "prefetch": dict(prefetch.stats),
         "fulltext_timeouts": search.fulltext_timeouts,
         "fulltext_late": search.fulltext_late,

@@ -224,6 +224,13 @@ def fit_budget(ctx: HotContext, budget: int) -> HotContext:
         ctx.scene["quests"].pop()
         trimmed["quests"] += 1
     ctx.prompt = render(ctx)
+    if estimate_tokens(ctx.prompt) > budget:
+        # What is left is identity and the last lines, and one of them alone is over budget
+        # (a huge behaviour rule or utterance): the budget is a promise to the LLM call, so
+        # the block is cut, keeping its head (who the NPC is).
+        keep = max(0, budget * 4 - 4)
+        trimmed["prompt_chars"] = len(ctx.prompt) - keep
+        ctx.prompt = ctx.prompt[:keep] + "…"
     ctx.token_estimate = estimate_tokens(ctx.prompt)
     ctx.trimmed = {k: v for k, v in trimmed.items() if v}
     return ctx

@@ -1,11 +1,28 @@
-"""Request bodies of the HTTP API (pydantic: validated, documented in the OpenAPI schema)."""
+"""Request bodies of the HTTP API (pydantic: validated, documented in the OpenAPI schema).
+
+Every text, timestamp, number and free-form JSON field uses a type from `realtime.api.limits`, so a
+body the database would refuse is a 422 here and never reaches the spool."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from realtime.api.limits import (
+    Duration,
+    EntryText,
+    EvidenceText,
+    IdText,
+    JsonObject,
+    JsonValue,
+    NameText,
+    PartialText,
+    ProseText,
+    RequiredId,
+    RequiredName,
+    Timestamp,
+)
 
 
 class _Body(BaseModel):
@@ -14,39 +31,41 @@ class _Body(BaseModel):
 
 class CampaignIn(_Body):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=100)
-    name: str = Field(min_length=1, max_length=200)
-    description: str = ""
-    system: str = ""
+    name: RequiredName
+    description: ProseText = ""
+    system: NameText = ""
 
 
 class SessionIn(_Body):
     session_id: str | None = Field(
         None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$", max_length=200
     )
-    title: str = ""
-    started_at: datetime | None = None
-    scene: dict[str, Any] | None = None
+    title: NameText = ""
+    started_at: Timestamp | None = None
+    scene: JsonObject | None = None
 
 
 class SceneIn(_Body):
-    location: str | None = None
-    present: list[str] = Field(default_factory=list)
-    quests: list[Any] = Field(default_factory=list)
+    location: NameText | None = None
+    present: list[RequiredId] = Field(default_factory=list, max_length=100)
+    quests: list[JsonValue] = Field(default_factory=list, max_length=50)
 
 
 class EntryIn(_Body):
     """One utterance. `idempotency_key` makes a retried (or spooled and replayed) write land
     exactly once."""
 
-    idempotency_key: str = Field(min_length=1, max_length=200)
-    text: str = Field(min_length=1, max_length=200_000)
-    speaker_id: str = ""
-    speaker_name: str = ""
+    idempotency_key: RequiredId
+    text: EntryText
+    speaker_id: IdText = ""
+    speaker_name: NameText = ""
     role: Literal["dm", "player", "npc", "system"] = "player"
-    npc_id: str | None = None
-    spoken_at: datetime | None = None
-    duration_s: float = Field(0.0, ge=0)
-    word_confidences: list[float] | None = None
+    npc_id: IdText | None = None
+    spoken_at: Timestamp | None = Field(
+        None, description="When it was said; at most a day ahead of the server's clock."
+    )
+    duration_s: Duration = 0.0
+    word_confidences: list[float] | None = Field(None, max_length=50_000)
 
     @model_validator(mode="after")
     def _confidences(self) -> EntryIn:
@@ -62,53 +81,53 @@ class EntryBatchIn(_Body):
 
 
 class PartialIn(_Body):
-    text: str = Field(min_length=1, max_length=10_000)
-    npc_id: str | None = Field(None, description="The NPC being addressed, when known.")
-    speaker: str | None = None
+    text: PartialText
+    npc_id: IdText | None = Field(None, description="The NPC being addressed, when known.")
+    speaker: NameText | None = None
 
 
 class ToolCallIn(_Body):
     """A memory tool call: `arguments` are the LLM's; `context` is bound by the caller."""
 
-    campaign_id: str | None = None
-    session_id: str | None = None
-    npc_id: str | None = None
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    campaign_id: IdText | None = None
+    session_id: IdText | None = None
+    npc_id: IdText | None = None
+    arguments: JsonObject = Field(default_factory=dict)
 
 
 class EntityIn(_Body):
-    id: str | None = Field(None, max_length=200)
-    type: str = Field(pattern=r"^[a-z][a-z_]*$")
-    name: str = Field(min_length=1, max_length=300)
-    aliases: list[str] = Field(default_factory=list)
-    attributes: dict[str, Any] = Field(default_factory=dict)
+    id: IdText | None = None
+    type: str = Field(pattern=r"^[a-z][a-z_]*$", max_length=50)
+    name: RequiredName
+    aliases: list[RequiredName] = Field(default_factory=list, max_length=50)
+    attributes: JsonObject = Field(default_factory=dict)
 
 
 class EntityPatch(_Body):
-    name: str | None = Field(None, min_length=1, max_length=300)
-    type: str | None = Field(None, pattern=r"^[a-z][a-z_]*$")
-    aliases: list[str] | None = None
-    attributes: dict[str, Any] | None = None
-    remove_attributes: list[str] = Field(default_factory=list)
+    name: RequiredName | None = None
+    type: str | None = Field(None, pattern=r"^[a-z][a-z_]*$", max_length=50)
+    aliases: list[RequiredName] | None = Field(None, max_length=50)
+    attributes: JsonObject | None = None
+    remove_attributes: list[NameText] = Field(default_factory=list, max_length=200)
 
 
 class NpcProfileIn(_Body):
-    personality: str = ""
-    speaking_style: str = ""
-    emotional_state: str = ""
-    behavior_rules: list[str] = Field(default_factory=list)
-    secret_knowledge: list[str] = Field(default_factory=list)
-    voice: dict[str, Any] = Field(default_factory=dict)
+    personality: ProseText = ""
+    speaking_style: ProseText = ""
+    emotional_state: ProseText = ""
+    behavior_rules: list[ProseText] = Field(default_factory=list, max_length=50)
+    secret_knowledge: list[ProseText] = Field(default_factory=list, max_length=50)
+    voice: JsonObject = Field(default_factory=dict)
 
 
 class FactIn(_Body):
-    source: str = Field(min_length=1, description="Entity id or name.")
-    relation: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    target: str = Field(min_length=1, description="Entity id or name.")
+    source: RequiredName = Field(description="Entity id or name.")
+    relation: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=100)
+    target: RequiredName = Field(description="Entity id or name.")
     visibility: Literal["public", "secret"] = "public"
-    known_by: list[str] = Field(default_factory=list)
-    session_id: str | None = None
-    evidence: str = ""
+    known_by: list[RequiredId] = Field(default_factory=list, max_length=100)
+    session_id: IdText | None = None
+    evidence: EvidenceText = ""
     confidence: float = Field(1.0, ge=0, le=1)
 
 
@@ -120,4 +139,4 @@ class RetconIn(_Body):
 
 class VisibilityIn(_Body):
     visibility: Literal["public", "secret"]
-    known_by: list[str] = Field(default_factory=list)
+    known_by: list[RequiredId] = Field(default_factory=list, max_length=100)

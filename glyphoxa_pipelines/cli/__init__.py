@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "correct",
     "pipeline_commands",
     "serve_commands",
+    "spool_commands",
     "demo",
 )
 

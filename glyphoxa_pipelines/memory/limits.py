@@ -26,7 +26,7 @@ MAX_SHORT_TEXT_CHARS = 10_000  # descriptions, profile fields, one behaviour rul
 MAX_TEXT_CHARS = 200_000  # one utterance; a tsvector holds at most 1 MB
 MAX_LIST_ITEMS = 500  # aliases, behaviour rules, known_by, ...
 MAX_JSON_CHARS = 64_000  # attributes, voice, scene: serialized size
-MAX_JSON_DEPTH = 16  # nesting inside attributes and other free-form JSON
+MAX_JSON_DEPTH = 8  # nesting inside attributes and other free-form JSON (a sheet needs 3-4)
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a transcript or campaign file (a long session is ~1 MB)
 
 # One utterance lasts at most a day; a session's timestamps lie between 1900 and a day from

@@ -426,7 +426,8 @@ class SemanticIndex:
         """Full-text over chunks (OR of the query's words), best rank first. `rank`:
         `ts_rank_cd` (cover density, proximity counts) or `ts_rank` (term frequency, ~4x
         cheaper per matching chunk: what the live search uses)."""
-        if not query.strip():
+        tsquery = or_tsquery(query)
+        if tsquery is None:
             return []
         rank_fn = "ts_rank_cd" if rank == "cover_density" else "ts_rank"
         rows = yield fetch_all(
@@ -437,7 +438,7 @@ class SemanticIndex:
                 ORDER BY rank DESC, c.session_id, c.seq LIMIT %(k)s""",
             dict(
                 _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before),
-                q=or_tsquery(query),
+                q=tsquery,
             ),
         )
         return [ChunkHit(from_row(Chunk, r), float(r["rank"]), "fulltext") for r in rows]
@@ -446,9 +447,13 @@ class SemanticIndex:
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
 
-def or_tsquery(text: str) -> str:
+def or_tsquery(text: str) -> str | None:
     """A to_tsquery string OR-ing the words of `text` (each quoted as a lexeme source), so a
     natural-language question matches chunks that share any of its terms; ranking does the
-    rest. Stop words are dropped by PostgreSQL's English configuration."""
+    rest. Stop words are dropped by PostgreSQL's English configuration.
+
+    None when `text` has no word at all (`?`, `(((`, emoji): there is nothing to match, and
+    an empty quoted lexeme is a tsquery syntax error. Callers skip the full-text leg then.
+    Only letters and digits reach the string, so it is always valid tsquery syntax."""
     words = [w.replace("'", "") for w in _WORD.findall(text)]
-    return " | ".join(f"'{w}'" for w in dict.fromkeys(words) if w) or "''"
+    return " | ".join(f"'{w}'" for w in dict.fromkeys(words) if w) or None

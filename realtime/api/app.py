@@ -1,24 +1,35 @@
 """The HTTP app factory: FastAPI routers, JSON errors, bearer auth, MCP over streamable HTTP.
 
 `create_app(service)` takes an unopened `MemoryService` (tests build one on a temporary
-database); the lifespan opens it, runs the MCP session manager, and closes both.
+database); the lifespan opens it, runs the MCP session manager, and closes both. Every error
+the API returns, from a handler, a guard or the router itself (404, 405, an unparseable body),
+has the one documented shape `{"error": <kind>, "detail": <text>}`; an unexpected exception
+is a 500 of that shape whose detail quotes nothing (it could quote the transcript).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
+from realtime.api.limits import MAX_BODY_BYTES
+from realtime.api.request_guards import (
+    BodyLimitMiddleware,
+    HostGuardMiddleware,
+    PathTextMiddleware,
+)
 from realtime.api.routes import context, dm, entries, health, sessions, tools
-from realtime.auth import BearerAuthMiddleware
+from realtime.auth import BearerAuthMiddleware, check_bind, is_loopback
 from realtime.service import MemoryService
 from realtime.tools import ToolInputError, UnknownToolError
 
@@ -57,6 +68,23 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _unavailable(_: Request, exc: DatabaseUnavailableError) -> JSONResponse:
         return _error(503, "memory degraded", str(exc), degraded=True)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kinds = {404: "not found", 405: "method not allowed", 413: "request too large"}
+        kind = kinds.get(exc.status_code, "invalid request" if exc.status_code < 500
+                         else "internal error")
+        response = _error(exc.status_code, kind, str(exc.detail))
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value
+        return response
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path,
+                      exc_info=exc)
+        return _error(500, "internal error", "the service failed on this request; its log "
+                      "has the cause")
+
 
 def create_app(
     service: MemoryService,
@@ -65,13 +93,25 @@ def create_app(
     mount_mcp: bool = True,
     host: str = "127.0.0.1",
     open_service: bool = True,
+    allowed_hosts: Sequence[str] | None = None,
+    max_body_bytes: int | None = None,
 ) -> FastAPI:
-    """The ASGI app. With `token`, every path but /healthz needs the bearer token."""
+    """The ASGI app for a server bound to `host`. With `token`, every path but /healthz needs
+    the bearer token; without one, `host` must be loopback (`AuthConfigError` otherwise), and
+    requests must name a loopback host or one of `allowed_hosts` (default: the comma-separated
+    GLYPHOXA_ALLOWED_HOSTS) in their Host header. The checks live here, not in the CLI, so every
+    way of building the app (`glyphoxa serve`, `uvicorn --factory`) applies them."""
+    check_bind(host, token)
+    if allowed_hosts is None:
+        allowed_hosts = [
+            h for h in os.environ.get("GLYPHOXA_ALLOWED_HOSTS", "").split(",") if h.strip()
+        ]
     mcp_manager = None
     if mount_mcp:
         from realtime.mcp.server import http_session_manager
 
-        mcp_manager, mcp_asgi = http_session_manager(service, host=host)
+        mcp_manager, mcp_asgi = http_session_manager(service, host=host,
+                                                     allowed_hosts=allowed_hosts)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -98,20 +138,28 @@ def create_app(
 
         app.router.routes.append(Route("/mcp", endpoint=mcp_asgi, methods=["GET", "POST",
                                                                            "DELETE"]))
+    # Added innermost first: a request meets the Host check, then auth, then the body limit,
+    # then the path text check.
+    app.add_middleware(PathTextMiddleware)
+    app.add_middleware(BodyLimitMiddleware, limit=max_body_bytes or MAX_BODY_BYTES)
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
+    if is_loopback(host):
+        app.add_middleware(HostGuardMiddleware, allowed_hosts=allowed_hosts,
+                           loopback_socket=not token)
     return app
 
 
 def app_from_env() -> FastAPI:
-    """App factory for `uvicorn --factory` (several workers): settings from the environment."""
-    import os
-
+    """App factory for `uvicorn --factory` (several workers): settings from the environment.
+    Refuses (`AuthConfigError`) a non-loopback GLYPHOXA_BIND_HOST without a token, as
+    `glyphoxa serve` does; set GLYPHOXA_BIND_HOST to the address uvicorn binds."""
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import resolve_url
 
     settings = Settings.from_env()
-    service = MemoryService(resolve_url(settings), settings=settings)
     host = os.environ.get("GLYPHOXA_BIND_HOST", "127.0.0.1")
+    check_bind(host, settings.api_token)  # before the database is touched: fail fast
+    service = MemoryService(resolve_url(settings), settings=settings)
     return create_app(service, token=settings.api_token, host=host,
                       mount_mcp=os.environ.get("GLYPHOXA_MCP_HTTP", "1") != "0")

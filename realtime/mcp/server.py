@@ -10,6 +10,8 @@ request. `X-Glyphoxa-Tier` (or `tier`) limits tools/list to a budget tier.
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Sequence
 from typing import Any
 
 import mcp_types as types
@@ -17,11 +19,15 @@ from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
 from realtime import tools as tl
+from realtime.api.limits import check_json
 from realtime.auth import is_loopback
 from realtime.service import MemoryService
 from realtime.tools import ToolScope
+
+log = logging.getLogger(__name__)
 
 
 def _from_request(request: Any, header: str, param: str) -> str | None:
@@ -65,16 +71,22 @@ def build_server(
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        # Every failure is a tool result the LLM can read (is_error), never a JSON-RPC error:
+        # the SDK would send an unexpected exception as code 0 with its raw text, which can
+        # quote SQL and the transcript.
         scope, _ = scope_of(ctx)
         try:
+            check_json(params.arguments or {})
             result = await service.call_tool(params.name, params.arguments, scope)
-        except (tl.ToolInputError, tl.UnknownToolError, InvalidInputError, NotFoundError) as exc:
-            message = str(exc)
-            return types.CallToolResult(
-                content=[types.TextContent(text=message)],
-                structured_content={"status": "error", "error": message},
-                is_error=True,
-            )
+        except (tl.ToolInputError, tl.UnknownToolError, InvalidInputError, NotFoundError,
+                ValueError) as exc:
+            return _tool_error(str(exc))
+        except DatabaseUnavailableError:
+            return _tool_error("memory is unavailable right now; answer from what you "
+                               "already know")
+        except Exception:
+            log.exception("memory tool %s failed", params.name)
+            return _tool_error("the memory tool failed (internal error)")
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(result, default=str))],
             structured_content=json.loads(json.dumps(result, default=str)),
@@ -90,17 +102,29 @@ def build_server(
     )
 
 
+def _tool_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(text=message)],
+        structured_content={"status": "error", "error": message},
+        is_error=True,
+    )
+
+
 def http_session_manager(
-    service: MemoryService, *, host: str = "127.0.0.1"
+    service: MemoryService, *, host: str = "127.0.0.1", allowed_hosts: Sequence[str] = ()
 ) -> tuple[StreamableHTTPSessionManager, StreamableHTTPASGIApp]:
     """Streamable HTTP transport for mounting in the FastAPI app (stateless: any replica can
-    answer any request). DNS-rebinding protection when bound to loopback."""
+    answer any request). DNS-rebinding protection when bound to loopback; `allowed_hosts` are
+    the extra host names the JSON API answers too."""
     security = None
     if is_loopback(host):
+        extra = [h.strip().lower() for h in allowed_hosts if h.strip()]
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost",
+                           *extra, *(f"{h}:*" for h in extra)],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*",
+                             *(f"http://{h}:*" for h in extra)],
         )
     manager = StreamableHTTPSessionManager(
         app=build_server(service), stateless=True, json_response=True,

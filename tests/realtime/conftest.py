@@ -111,9 +111,8 @@ class IsolatedRealtime:
 
 @pytest.fixture
 async def isolated_realtime(rt_embedder) -> AsyncIterator[IsolatedRealtime]:  # type: ignore[no-untyped-def]
-    from realtime.app import create_app
-
     from glyphoxa_pipelines.db import embedded, resolve_url
+    from realtime.api.app import create_app
 
     home = _server_home("glyphoxa-rt-own-")
     settings = Settings(home=home, database_url=None)
