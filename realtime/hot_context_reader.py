@@ -12,6 +12,8 @@ import copy
 from collections import OrderedDict
 from datetime import UTC, datetime
 
+from cachetools import LRUCache
+
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import NotFoundError
 from glyphoxa_pipelines.memory.hot_read import hot_row_statement
@@ -58,7 +60,8 @@ class HotContextReader:
         self.token_budget = token_budget
         self.recent_window_s = recent_window_s
         self._last_good: OrderedDict[tuple[str, str], HotContext] = OrderedDict()
-        self._turns: dict[tuple[str, str], int] = {}
+        # Turn counts decide "first turn" framing; bounded like the other per-session state.
+        self._turns: LRUCache[tuple[str, str], int] = LRUCache(maxsize=10_000)
 
     async def read(
         self, session_id: str, npc_id: str, *, budget: int | None = None, fact_limit: int = 30

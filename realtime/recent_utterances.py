@@ -1,6 +1,10 @@
 """The last few utterances per session, kept in memory: what the degraded hot context adds to
 the last good one while PostgreSQL is away (the spool has them too, but not in a readable
-order per session)."""
+order per session).
+
+Bounded in both directions, since a long-running service sees sessions come and go: the least
+recently written sessions are forgotten past `max_sessions`, and each kept line is cut to
+`MAX_LINE_CHARS` (the degraded context shows a few lines, never a whole pasted transcript)."""
 
 from __future__ import annotations
 
@@ -8,16 +12,22 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cachetools import LRUCache
+
 from glyphoxa_pipelines.memory import NewEntry
+
+MAX_LINE_CHARS = 2_000
 
 
 class RecentUtterances:
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_sessions: int = 1_024) -> None:
         self.limit = limit
-        self._rings: dict[str, deque[dict[str, Any]]] = {}
+        self._rings: LRUCache[str, deque[dict[str, Any]]] = LRUCache(maxsize=max_sessions)
 
     def remember(self, session_id: str, entries: Sequence[NewEntry]) -> None:
-        ring = self._rings.setdefault(session_id, deque(maxlen=self.limit))
+        ring = self._rings.get(session_id)
+        if ring is None:
+            ring = self._rings[session_id] = deque(maxlen=self.limit)
         known = {r["idempotency_key"] for r in ring}
         for e in entries:
             if e.idempotency_key in known:
@@ -28,7 +38,7 @@ class RecentUtterances:
                     "speaker_name": e.speaker_name,
                     "speaker_id": e.speaker_id,
                     "speaker_role": e.speaker_role,
-                    "text": e.text,
+                    "text": e.text[:MAX_LINE_CHARS],
                     "spoken_at": e.spoken_at,
                     "idempotency_key": e.idempotency_key,
                 }

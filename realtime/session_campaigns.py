@@ -1,17 +1,23 @@
 """Which campaign a session belongs to, cached per process: a session never changes campaign,
-so the first answer stays true and every later call saves a round trip."""
+so the first answer stays true and every later call saves a round trip. Bounded (least
+recently used sessions are asked again) so a long-running service does not grow with every
+session it ever saw."""
 
 from __future__ import annotations
+
+from cachetools import LRUCache
 
 from glyphoxa_pipelines.memory import NotFoundError, SessionStore
 from realtime.guarded_db import GuardedDatabase
 
 
 class SessionCampaigns:
-    def __init__(self, db: GuardedDatabase, sessions: SessionStore) -> None:
+    def __init__(
+        self, db: GuardedDatabase, sessions: SessionStore, max_sessions: int = 10_000
+    ) -> None:
         self._db = db
         self._sessions = sessions
-        self._known: dict[str, str] = {}
+        self._known: LRUCache[str, str] = LRUCache(maxsize=max_sessions)
 
     def known(self, session_id: str) -> str | None:
         """The campaign if this process has seen the session, without a query."""

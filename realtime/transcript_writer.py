@@ -8,6 +8,7 @@ spooled uncorrected.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -23,6 +24,9 @@ from realtime.prefetch.prefetcher import Prefetcher
 from realtime.recent_utterances import RecentUtterances
 from realtime.session_campaigns import SessionCampaigns
 from realtime.spool import Spool
+
+# Above this many characters a batch is corrected off the event loop.
+INLINE_CORRECTION_CHARS = 20_000
 
 
 def _now() -> datetime:
@@ -53,7 +57,13 @@ class TranscriptWriter:
         except DatabaseUnavailableError:
             campaign_id = None  # unknown while degraded: spool uncorrected, raw is kept
         names = await self._names.get(campaign_id) if campaign_id else None
-        new, out = self._corrected(items, names)
+        if names is not None and sum(len(i.text) for i in items) > INLINE_CORRECTION_CHARS:
+            # A big batch (an import through the API, a pasted log) would hold the event loop
+            # for seconds; utterances of live speech stay inline, where a thread hop costs more
+            # than the correction.
+            new, out = await asyncio.to_thread(self._corrected, items, names)
+        else:
+            new, out = self._corrected(items, names)
         for entry in new:
             if not entry.text.strip():
                 raise InvalidInputError(f"entry {entry.idempotency_key!r}: text is empty")
