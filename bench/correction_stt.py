@@ -73,6 +73,11 @@ def entity_of(known: Iterable[tuple[str, list[str]]]) -> dict[str, str]:
     return out
 
 
+def squeeze(text: str) -> str:
+    """Letters only, lower case: "Grim jaw" in a reference line still says "Grimjaw"."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
 def ordinary(name: str) -> bool:
     return all(word_zipf(w) >= 3.0 for w in name.split())
 
@@ -109,7 +114,7 @@ def score(rows: list[dict[str, Any]], index: NameIndex, entity: dict[str, str]) 
                 continue
             in_reference = c.entity in {
                 entity.get(m.group()) for m in said.finditer(row["reference"])
-            }
+            } or squeeze(c.replacement) in squeeze(row["reference"])
             if (hit is not None and same) or (hit is None and in_reference):
                 # a name heard right, respelled; or a name said in the line whose transcript
                 # words could not be aligned (its neighbours were misheard too): not judged
@@ -118,7 +123,7 @@ def score(rows: list[dict[str, Any]], index: NameIndex, entity: dict[str, str]) 
             wrong += 1
             outside = [t for t in tokenize(c.original) if c.start + t.start not in inside]
             damaged += len(outside)
-            wrong_examples.append(f"{c.original!r} -> {c.replacement!r} | {hyp}")
+            wrong_examples.append(f"{c.original!r} -> {c.replacement!r} ({c.method}) | {hyp}")
         for s in spans:
             if s["misheard"] and (row["id"], s["hyp_start"]) not in fixed:
                 missed_examples.append(f"{s['heard']!r} (for {s['name']!r}) | {hyp}")

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rapidfuzz.distance import JaroWinkler
+from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
@@ -46,17 +46,35 @@ class _Hit:
     score: float
 
 
-@lru_cache(maxsize=256)
-def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> dict[str, tuple[NameForm, ...]]:
-    """The index's forms of the scene's entities, by the first three letters of each code."""
-    wanted = set(scene)
-    canon = {f.canonical for f in index.forms if f.surface in wanted or f.canonical in wanted}
+def _variants(code: str) -> set[str]:
+    """A code folded for B/V ("Bex" for "Vex": Whisper trades the two) and each of its
+    one-letter deletions: two codes within one edit share a variant."""
+    folded = code.replace("P", "F")
+    out = {folded}
+    if len(folded) >= 3:
+        out.update(folded[:k] + folded[k + 1 :] for k in range(len(folded)))
+    return out
+
+
+@lru_cache(maxsize=8)
+def _near_index(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
+    """Forms by every variant of their codes, built once per index (indexes are immutable)."""
     out: dict[str, list[NameForm]] = {}
     for form in index.forms:
-        if form.canonical in canon:
-            for code in form.codes:
-                out.setdefault(code[:3], []).append(form)
+        if form.common:
+            continue
+        for variant in {v for code in form.codes for v in _variants(code)}:
+            out.setdefault(variant, []).append(form)
     return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=256)
+def _scene_canon(index: NameIndex, scene: tuple[str, ...]) -> frozenset[str]:
+    """Canonical names of the scene's entities, given by canonical name or any alias."""
+    wanted = set(scene)
+    return frozenset(
+        f.canonical for f in index.forms if f.surface in wanted or f.canonical in wanted
+    )
 
 
 def token_confidences(
@@ -76,32 +94,43 @@ def token_confidences(
     return out
 
 
-def _codes_agree(codes: tuple[str, ...], form: NameForm) -> tuple[bool, bool]:
-    """(same code, codes one letter apart at the end) of a window and a name."""
-    exact = near = False
+def _codes_agree(codes: tuple[str, ...], form: NameForm) -> tuple[bool, bool, bool]:
+    """(same code, same up to B/V, within one edit up to B/V) of a window and a name."""
+    if any(code in form.codes for code in codes):
+        return True, True, True
+    labial = edit = False
     for code in codes:
+        folded = code.replace("P", "F")
         for other in form.codes:
-            if code == other:
-                exact = True
-            elif min(len(code), len(other)) >= 4 and abs(len(code) - len(other)) == 1:
-                near = near or code.startswith(other) or other.startswith(code)
-    return exact, near
+            distance = Levenshtein.distance(folded, other.replace("P", "F"))
+            labial = labial or distance == 0
+            edit = edit or (distance <= 1 and min(len(code), len(other)) >= 3)
+    return False, labial, edit
 
 
 def _need(
-    cfg: CorrectionConfig, *, scene: bool, unsure: bool, exact: bool, ordinary: bool
+    cfg: CorrectionConfig, *, scene: bool, unsure: bool, exact: bool, zipf: float
 ) -> float | None:
-    """Jaro-Winkler a window needs to become a name, or None when the context cannot vouch."""
-    if not (scene or unsure) or (ordinary and not (scene and unsure)):
-        return None
-    need = cfg.context_threshold
+    """Jaro-Winkler a window needs to become a name, or None when the context cannot vouch.
+
+    `zipf` is the most frequent word's: a made-up word ("Tabirias") is a name misheard or a
+    name unknown, a listed word ("Bex") needs one signal, an ordinary word ("clarity") both.
+    """
+    if zipf >= cfg.common_zipf:
+        if not (scene and unsure):
+            return None
+        need = cfg.context_threshold
+    elif zipf >= cfg.english_zipf:
+        if not (scene or unsure):
+            return None
+        need = cfg.context_threshold
+    else:
+        need = cfg.context_threshold - cfg.unknown_bonus
     if scene:
         need -= cfg.scene_bonus
     if unsure:
         need -= cfg.unsure_bonus
     if not exact:
-        need += cfg.near_code_penalty
-    if ordinary:
         need += cfg.near_code_penalty
     return need
 
@@ -143,11 +172,11 @@ def context_corrections(
     if not tokens or not index:
         return []
     scene_key = tuple(sorted(set(scene or ())))
-    by_scene = _scene_forms(index, scene_key) if scene_key else {}
-    scene_canon = {f.canonical for forms in by_scene.values() for f in forms}
+    scene_canon = _scene_canon(index, scene_key) if scene_key else frozenset()
     conf = token_confidences(text, tokens, word_confidences)
     if not scene_canon and min(conf) >= cfg.unsure_confidence:
         return []
+    near_index = _near_index(index)
     spans = list(settled)
     blocked = [
         any(s <= t.start < e for s, e in spans)
@@ -166,14 +195,15 @@ def context_corrections(
             n = len(window)
             edge = max(window[0].zipf, window[-1].zipf) >= cfg.function_zipf
             unsure = min(conf[first : last + 1]) < cfg.unsure_confidence
-            ordinary = all(t.zipf >= cfg.common_zipf for t in window)
+            # a function word at an edge ("Trink it") is judged by the edge rule, not here
+            zipf = max((t.zipf for t in window if t.zipf < cfg.function_zipf), default=9.0)
+            if not unsure and min(t.zipf for t in window) >= cfg.common_zipf:
+                continue  # confident ordinary words: no signal could vouch for a change
             codes = phonetic_codes(joined)
             forms: dict[int, NameForm] = {}
-            for code in codes:
-                for form in by_scene.get(code[:3], ()):
-                    forms[id(form)] = form
-                if unsure:
-                    for form in index.by_code.get(code, ()):
+            for variant in {v for code in codes for v in _variants(code)}:
+                for form in near_index.get(variant, ()):
+                    if unsure or form.canonical in scene_canon:
                         forms[id(form)] = form
             if n > 1 and n in index.multi_sizes:
                 for key in ((n, "w:" + window[0].norm), (n, "w:" + window[-1].norm)):
@@ -189,15 +219,21 @@ def context_corrections(
                     if score is not None and (in_scene or unsure or score >= cfg.anchor_sure):
                         hits.append(_Hit(first, last, form, score))
                         continue
-                exact, near = _codes_agree(codes, form)
-                if not (exact or near) or (edge and not exact):
+                exact, labial, edit = _codes_agree(codes, form)
+                # one edit apart is close only for a name of the scene: among thousands of
+                # names, some made-up one is always an edit away
+                if not (labial or (edit and in_scene)) or (edge and not exact):
                     continue
-                need = _need(cfg, scene=in_scene, unsure=unsure, exact=exact, ordinary=ordinary)
+                need = _need(cfg, scene=in_scene, unsure=unsure, exact=exact, zipf=zipf)
                 if need is None:
                     continue
                 if edge or (n == 1 and window[0].zipf >= cfg.common_zipf):
                     need = max(need, cfg.edge_threshold)
-                score = max(_jw(joined, form.joined), _jw(key, form.key))
+                score = max(
+                    _jw(joined, form.joined),
+                    _jw(key, form.key),
+                    _jw(joined.replace("b", "v"), form.joined.replace("b", "v")),
+                )
                 if score >= need:
                     hits.append(_Hit(first, last, form, score))
     return _choose(text, tokens, hits, cfg)
