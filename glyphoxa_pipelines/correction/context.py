@@ -46,35 +46,48 @@ class _Hit:
     score: float
 
 
+def _fold(code: str) -> str:
+    """A code with B and V folded ("Bex" for "Vex"): Whisper trades the two."""
+    return code.replace("P", "F")
+
+
 def _variants(code: str) -> set[str]:
-    """A code folded for B/V ("Bex" for "Vex": Whisper trades the two) and each of its
-    one-letter deletions: two codes within one edit share a variant."""
-    folded = code.replace("P", "F")
+    """A folded code and, from four letters on, each of its one-letter deletions: two codes
+    within one edit share a variant."""
+    folded = _fold(code)
     out = {folded}
-    if len(folded) >= 3:
+    if len(folded) >= 4:
         out.update(folded[:k] + folded[k + 1 :] for k in range(len(folded)))
     return out
 
 
 @lru_cache(maxsize=8)
-def _near_index(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
-    """Forms by every variant of their codes, built once per index (indexes are immutable)."""
+def _folded_index(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
+    """Forms by their folded codes, built once per index (indexes are immutable)."""
     out: dict[str, list[NameForm]] = {}
     for form in index.forms:
-        if form.common:
-            continue
-        for variant in {v for code in form.codes for v in _variants(code)}:
-            out.setdefault(variant, []).append(form)
+        if not form.common:
+            for folded in {_fold(code) for code in form.codes}:
+                out.setdefault(folded, []).append(form)
     return {k: tuple(v) for k, v in out.items()}
 
 
 @lru_cache(maxsize=256)
-def _scene_canon(index: NameIndex, scene: tuple[str, ...]) -> frozenset[str]:
-    """Canonical names of the scene's entities, given by canonical name or any alias."""
+def _scene_forms(
+    index: NameIndex, scene: tuple[str, ...]
+) -> tuple[frozenset[str], dict[str, tuple[NameForm, ...]]]:
+    """Canonical names of the scene's entities (given by canonical name or any alias), and
+    their forms by every variant of their codes."""
     wanted = set(scene)
-    return frozenset(
+    canon = frozenset(
         f.canonical for f in index.forms if f.surface in wanted or f.canonical in wanted
     )
+    out: dict[str, list[NameForm]] = {}
+    for form in index.forms:
+        if form.canonical in canon and not form.common:
+            for variant in {v for code in form.codes for v in _variants(code)}:
+                out.setdefault(variant, []).append(form)
+    return canon, {k: tuple(v) for k, v in out.items()}
 
 
 def token_confidences(
@@ -100,9 +113,9 @@ def _codes_agree(codes: tuple[str, ...], form: NameForm) -> tuple[bool, bool, bo
         return True, True, True
     labial = edit = False
     for code in codes:
-        folded = code.replace("P", "F")
+        folded = _fold(code)
         for other in form.codes:
-            distance = Levenshtein.distance(folded, other.replace("P", "F"))
+            distance = Levenshtein.distance(folded, _fold(other))
             labial = labial or distance == 0
             edit = edit or (distance <= 1 and min(len(code), len(other)) >= 3)
     return False, labial, edit
@@ -172,11 +185,11 @@ def context_corrections(
     if not tokens or not index:
         return []
     scene_key = tuple(sorted(set(scene or ())))
-    scene_canon = _scene_canon(index, scene_key) if scene_key else frozenset()
+    scene_canon, by_scene = _scene_forms(index, scene_key) if scene_key else (frozenset(), {})
     conf = token_confidences(text, tokens, word_confidences)
     if not scene_canon and min(conf) >= cfg.unsure_confidence:
         return []
-    near_index = _near_index(index)
+    by_folded = _folded_index(index)
     spans = list(settled)
     blocked = [
         any(s <= t.start < e for s, e in spans)
@@ -201,10 +214,14 @@ def context_corrections(
                 continue  # confident ordinary words: no signal could vouch for a change
             codes = phonetic_codes(joined)
             forms: dict[int, NameForm] = {}
-            for variant in {v for code in codes for v in _variants(code)}:
-                for form in near_index.get(variant, ()):
-                    if unsure or form.canonical in scene_canon:
+            for code in codes:
+                if unsure:
+                    for form in by_folded.get(_fold(code), ()):
                         forms[id(form)] = form
+                if by_scene:
+                    for variant in _variants(code):
+                        for form in by_scene.get(variant, ()):
+                            forms[id(form)] = form
             if n > 1 and n in index.multi_sizes:
                 for key in ((n, "w:" + window[0].norm), (n, "w:" + window[-1].norm)):
                     for form in index.by_edge.get(key, ()):

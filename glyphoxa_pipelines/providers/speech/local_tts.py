@@ -48,7 +48,8 @@ class TextToSpeech:
     noise_w: float = 0.0
     _voice: Any = field(default=None, repr=False)
 
-    def _load(self) -> Any:
+    def load(self) -> Any:
+        """The engine with its weights, loaded on first use; `SpeechModelMissing` without them."""
         if self._voice is None:
             try:
                 from piper import PiperVoice
@@ -64,7 +65,7 @@ class TextToSpeech:
         """`text` spoken at rate 1/`length_scale` (above 1 is slower)."""
         from piper import SynthesisConfig
 
-        voice = self._load()
+        voice = self.load()
         config = SynthesisConfig(
             length_scale=length_scale, noise_scale=self.noise_scale, noise_w_scale=self.noise_w
         )

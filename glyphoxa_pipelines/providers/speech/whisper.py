@@ -103,7 +103,8 @@ class SpeechToText:
     language: str = "en"
     _model: Any = field(default=None, repr=False)
 
-    def _load(self) -> Any:
+    def load(self) -> Any:
+        """The engine with its weights, loaded on first use; `SpeechModelMissing` without them."""
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:
@@ -130,7 +131,7 @@ class SpeechToText:
         hotwords: str | None = None,
     ) -> Transcript:
         """What Whisper hears in mono audio `samples` at `sample_rate` Hz."""
-        model = self._load()
+        model = self.load()
         segments, _info = model.transcribe(
             resample(samples, sample_rate),
             language=self.language,
