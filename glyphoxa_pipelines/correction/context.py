@@ -51,14 +51,15 @@ def _fold(code: str) -> str:
     return code.replace("P", "F")
 
 
-def _variants(code: str) -> set[str]:
+@lru_cache(maxsize=65_536)
+def _variants(code: str) -> frozenset[str]:
     """A folded code and, from four letters on, each of its one-letter deletions: two codes
     within one edit share a variant."""
     folded = _fold(code)
     out = {folded}
     if len(folded) >= 4:
         out.update(folded[:k] + folded[k + 1 :] for k in range(len(folded)))
-    return out
+    return frozenset(out)
 
 
 @lru_cache(maxsize=8)
