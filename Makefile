@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE := 1
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,speech]'
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Method = Literal["normalized", "phonetic", "aligned", "fuzzy", "llm"]
+Method = Literal["normalized", "phonetic", "aligned", "fuzzy", "context", "llm"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,15 @@ class CorrectionConfig:
     - `ambiguity_margin`: two different entities scoring within this of each other → no change.
     - `max_extra_words`: a name may be heard as at most this many extra words.
     - `low_confidence`, `llm_min_words`: stage 2 span selection.
+    - Context stage (`context.py`): `unsure_confidence` is the Whisper word probability below
+      which a word counts as unsure; `context_threshold` the Jaro-Winkler a window needs with
+      neither help (less `unknown_bonus` for words no English list holds), lowered by
+      `scene_bonus` for a name of the scene and by `unsure_bonus` for unsure words, raised by
+      `near_code_penalty` when the codes are a letter (or B/V) apart; `edge_threshold` the
+      floor for a single ordinary word or a function word at a window edge; `anchor_threshold`
+      the closeness of the other words of a multi-word name anchored by one of its rare words,
+      and `anchor_sure` the score at which such a match needs neither scene nor uncertainty;
+      `context_max_words` the longest window.
     """
 
     phonetic_threshold: float = 0.70
@@ -109,3 +118,13 @@ class CorrectionConfig:
     max_length_ratio: float = 1.6
     low_confidence: float = 0.5
     llm_min_words: int = 3
+    unsure_confidence: float = 0.7
+    context_threshold: float = 0.92
+    unknown_bonus: float = 0.04
+    scene_bonus: float = 0.08
+    unsure_bonus: float = 0.1
+    near_code_penalty: float = 0.04
+    edge_threshold: float = 0.9
+    anchor_threshold: float = 0.75
+    anchor_sure: float = 0.9
+    context_max_words: int = 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
@@ -35,6 +36,7 @@ def correct(
     entities: NameIndex | Iterable[EntitySpec],
     word_confidences: Sequence[float] | None = None,
     *,
+    scene: Iterable[str] | None = None,
     llm: LLMCorrector | None = None,
     config: CorrectionConfig | None = None,
 ) -> CorrectionResult:
@@ -42,14 +44,21 @@ def correct(
 
     `entities` is a prepared `NameIndex` (fast path: build it once per entity list) or names,
     `(canonical, aliases)` pairs or Entity-like objects (an index is built for this call).
-    `word_confidences` align with the whitespace-separated words of `text`; they steer stage 2,
-    which runs only when `llm` is given.
+    `word_confidences` (Whisper's word probabilities) align with the whitespace-separated words
+    of `text`; `scene` names the entities said lately or by the speaker. Both let the context
+    stage accept mishearings stage 1 would not risk; confidences also steer stage 2, which runs
+    only when `llm` is given.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     cfg = config or DEFAULT_CONFIG
     index = build_index(entities, common_zipf=cfg.common_zipf)
     stage1, settled = find_corrections(text, index, cfg)
+    if scene or word_confidences:
+        extra = context_corrections(text, index, settled, word_confidences, scene, cfg)
+        if extra:
+            stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
+            settled = sorted([*settled, *((c.start, c.end) for c in extra)])
     corrections = list(stage1)
     if llm is not None:
         stage1_text = apply_corrections(text, stage1)
@@ -75,6 +84,12 @@ class Corrector:
         self.llm = llm
 
     def __call__(
-        self, text: str, word_confidences: Sequence[float] | None = None
+        self,
+        text: str,
+        word_confidences: Sequence[float] | None = None,
+        *,
+        scene: Iterable[str] | None = None,
     ) -> CorrectionResult:
-        return correct(text, self.index, word_confidences, llm=self.llm, config=self.config)
+        return correct(
+            text, self.index, word_confidences, scene=scene, llm=self.llm, config=self.config
+        )

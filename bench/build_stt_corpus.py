@@ -1,0 +1,254 @@
+"""Build the real speech-to-text corpus for the correction bench: real lines, spoken, heard.
+
+Lines with fantasy names come from CRD3 (its transcribers spelled the names right) and from the
+demo campaign; everyday LoCoMo lines with no names measure damage. Each line is spoken by piper
+(the bundled joe voice, deterministic, at a speaking rate drawn from a seeded generator) and
+transcribed by faster-whisper tiny.en without hotwords, so every mishearing is the model's own.
+Reference and transcript words are aligned; a known name whose transcript words differ from it
+between two correctly heard neighbours is a real mishearing, with the reference name as gold.
+
+    python bench/build_stt_corpus.py [--out DIR] [--crd3-lines N] [--locomo-lines N] [--seed S]
+
+Writes `corpus.jsonl` (one utterance a line) and `entities.json` under `--out` (default
+$GLYPHOXA_HOME/stt-corpus, else .glyphoxa/stt-corpus). No audio is kept. Lines already in the
+file are reused, so an interrupted build resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import sys
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from correction import DEFAULT_DATA, collect_names, group_variants, load_lines  # noqa: E402
+
+from glyphoxa_pipelines.correction import normalize, tokenize  # noqa: E402
+
+LENGTH_SCALES = (0.85, 1.0, 1.2)
+SCENE_TURNS = 40  # the turns before a line whose names make up its scene
+DEMO = ROOT / "glyphoxa_pipelines" / "demo"
+
+
+def default_out() -> Path:
+    home = os.environ.get("GLYPHOXA_HOME")
+    return (Path(home) if home else ROOT / ".glyphoxa") / "stt-corpus"
+
+
+def split_of(line_id: str) -> str:
+    """'tune' or 'heldout', from a hash of the line id: stable whatever else is sampled."""
+    return "tune" if hashlib.sha1(line_id.encode()).digest()[0] % 2 == 0 else "heldout"
+
+
+def name_pattern(names: list[str]) -> re.Pattern[str]:
+    alternatives = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+    return re.compile(r"(?<![\w'’\-#@])(?:" + alternatives + r")(?![\w'’\-])")
+
+
+def crd3_turns(crd3: Path) -> list[tuple[str, int, str, str]]:
+    """(episode, turn number, speaker, line) for every CRD3 turn."""
+    turns = []
+    for path in sorted(crd3.glob("C1E*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for turn in data.get("TURNS", []):
+            line = " ".join(u.strip() for u in turn.get("UTTERANCES", []) if u.strip())
+            if line:
+                speaker = ",".join(turn.get("NAMES") or [])
+                turns.append((path.stem, int(turn.get("NUMBER", len(turns))), speaker, line))
+    return turns
+
+
+def demo_entities() -> list[tuple[str, list[str]]]:
+    data = yaml.safe_load((DEMO / "sample_campaign.yaml").read_text(encoding="utf-8"))
+    return [(e["name"], list(e.get("aliases") or [])) for e in data.get("entities", [])]
+
+
+def sample_lines(
+    data: Path, names: list[str], demo_names: list[str], args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    """The utterances to speak: id, source, speaker, reference text and scene names."""
+    pattern = name_pattern(names)
+    turns = crd3_turns(data / "crd3" / "cleaned")
+    picks = []
+    for k, (episode, number, speaker, line) in enumerate(turns):
+        words = len(line.split())
+        if 6 <= words <= 30 and pattern.search(line):
+            scene = {
+                m.group()
+                for _, _, _, before in turns[max(0, k - SCENE_TURNS) : k]
+                for m in pattern.finditer(before)
+            }
+            picks.append(
+                {
+                    "id": f"crd3:{episode}:{number}",
+                    "source": "crd3",
+                    "speaker": speaker,
+                    "reference": line,
+                    "scene": sorted(scene),
+                }
+            )
+    # shuffled, then cut: a larger --crd3-lines keeps every line a smaller one chose
+    random.Random(f"{args.seed}:crd3").shuffle(picks)
+    out = picks[: args.crd3_lines]
+    demo_pattern = name_pattern(demo_names)
+    for path in sorted((DEMO / "sessions").glob("*.jsonl")):
+        seen: set[str] = set()
+        for k, raw in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            row = json.loads(raw)
+            line = row["text"]
+            if demo_pattern.search(line):
+                out.append(
+                    {
+                        "id": f"demo:{path.stem}:{k}",
+                        "source": "demo",
+                        "speaker": row.get("speaker", ""),
+                        "reference": line,
+                        "scene": sorted(seen),
+                    }
+                )
+            seen.update(m.group() for m in demo_pattern.finditer(line))
+    everyday = []
+    for sample in json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8")):
+        conv = sample["conversation"]
+        for key, turns_ in conv.items():
+            if not key.startswith("session_") or not isinstance(turns_, list):
+                continue
+            for turn in turns_:
+                text = turn.get("text", "")
+                tokens = tokenize(text)
+                # no capitalized word mid-sentence: no names for the corrector to keep
+                if 6 <= len(tokens) <= 30 and not any(
+                    t.title and not t.initial and t.text != "I" for t in tokens
+                ):
+                    everyday.append(
+                        {
+                            "id": f"locomo:{sample['sample_id']}:{turn['dia_id']}",
+                            "source": "locomo",
+                            "speaker": turn.get("speaker", ""),
+                            "reference": text,
+                            "scene": [],
+                        }
+                    )
+    random.Random(f"{args.seed}:locomo").shuffle(everyday)
+    out += everyday[: args.locomo_lines]
+    for row in out:
+        row["split"] = split_of(row["id"])
+        row["length_scale"] = random.Random(f"{args.seed}:{row['id']}").choice(LENGTH_SCALES)
+    # interleaved, so a build stopped early still holds every source
+    out.sort(key=lambda row: hashlib.sha1(f"{args.seed}:{row['id']}".encode()).digest())
+    return out
+
+
+def align_names(reference: str, hypothesis: str, pattern: re.Pattern[str]) -> list[dict[str, Any]]:
+    """Each name of the reference with the transcript span heard for it, when both neighbours
+    were heard right (else it cannot be told which transcript words stand for the name)."""
+    ref = tokenize(reference)
+    hyp = tokenize(hypothesis)
+    matcher = SequenceMatcher(None, [t.norm for t in ref], [t.norm for t in hyp], autojunk=False)
+    mapped: dict[int, int] = {}
+    for block in matcher.get_matching_blocks():
+        for d in range(block.size):
+            mapped[block.a + d] = block.b + d
+    spans = []
+    for m in pattern.finditer(reference):
+        inside = [k for k, t in enumerate(ref) if m.start() <= t.start < m.end()]
+        if not inside:
+            continue
+        first, last = inside[0], inside[-1]
+        if first > 0 and first - 1 not in mapped:
+            continue
+        if last + 1 < len(ref) and last + 1 not in mapped:
+            continue
+        lo = mapped[first - 1] + 1 if first > 0 else 0
+        hi = mapped[last + 1] if last + 1 < len(ref) else len(hyp)
+        if hi <= lo:
+            continue  # nothing heard for the name: no word to correct
+        start, end = hyp[lo].start, hyp[hi - 1].end
+        heard = hypothesis[start:end]
+        spans.append(
+            {
+                "name": m.group(),
+                "hyp_start": start,
+                "hyp_end": end,
+                "heard": heard,
+                "misheard": normalize(heard).replace(" ", "")
+                != normalize(m.group()).replace(" ", ""),
+            }
+        )
+    return spans
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--crd3-lines", type=int, default=320)
+    parser.add_argument("--locomo-lines", type=int, default=160)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None, help="speak only the first N lines")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from rich.progress import Progress
+
+    from glyphoxa_pipelines.providers.speech import SpeechToText, TextToSpeech
+
+    data = args.data or Path(os.environ.get("GLYPHOXA_SHARED_DATA") or DEFAULT_DATA)
+    out_dir = args.out or default_out()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = collect_names(load_lines(data / "crd3" / "cleaned", 8))
+    group = group_variants(names)
+    entities: dict[str, list[str]] = {}
+    for name, canon in group.items():
+        entities.setdefault(canon, [])
+        if name != canon:
+            entities[canon].append(name)
+    demo = demo_entities()
+    demo_names = [n for canonical, aliases in demo for n in (canonical, *aliases)]
+    (out_dir / "entities.json").write_text(
+        json.dumps({"crd3": sorted(entities.items()), "demo": demo}, indent=1), encoding="utf-8"
+    )
+    rows = sample_lines(data, names, demo_names, args)[: args.limit]
+    corpus = out_dir / "corpus.jsonl"
+    done: dict[str, dict[str, Any]] = {}
+    if corpus.exists():
+        for raw in corpus.read_text(encoding="utf-8").splitlines():
+            row = json.loads(raw)
+            done[row["id"]] = row
+    tts, stt = TextToSpeech(), SpeechToText(cpu_threads=args.threads)
+    patterns = {"crd3": name_pattern(names), "demo": name_pattern(demo_names)}
+    with corpus.open("a", encoding="utf-8") as fh, Progress() as progress:
+        task = progress.add_task("speak and transcribe", total=len(rows))
+        for row in rows:
+            if row["id"] not in done:
+                audio = tts.synthesize(row["reference"], length_scale=row["length_scale"])
+                heard = stt.transcribe(audio.samples, audio.sample_rate)
+                row["hypothesis"] = heard.text
+                row["word_confidences"] = [round(p, 4) for p in heard.word_confidences]
+                pattern = patterns.get(row["source"])
+                row["names"] = align_names(row["reference"], heard.text, pattern) if pattern else []
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                fh.flush()
+                done[row["id"]] = row
+            progress.advance(task)
+    kept = [done[r["id"]] for r in rows]
+    misheard = sum(n["misheard"] for r in kept for n in r["names"])
+    print(f"{len(kept)} utterances, {misheard} misheard names -> {corpus}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
