@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "correct",
     "pipeline_commands",
     "serve_commands",
+    "discord_commands",
     "demo",
 )
 
