@@ -105,3 +105,35 @@ class FakeAttachment:
 
     async def read(self) -> bytes:
         return self._data
+
+
+class FakeVoiceClient:
+    def __init__(self, channel: FakeChannel) -> None:
+        self.channel = channel
+        self.disconnects = 0
+        self.played: list[Any] = []
+
+    async def disconnect(self, *, force: bool = False) -> None:
+        self.disconnects += 1
+
+    def is_playing(self) -> bool:
+        return False
+
+
+class FakeChannel:
+    def __init__(self, channel_id: int, guild_id: int, failures: int = 0) -> None:
+        self.id = channel_id
+        self.name = f"voice-{channel_id}"
+        self.guild = SimpleNamespace(id=guild_id)
+        self.failures = failures
+        self.clients: list[FakeVoiceClient] = []
+        self.options: list[dict[str, Any]] = []
+
+    async def connect(self, **options: Any) -> FakeVoiceClient:
+        self.options.append(options)
+        if self.failures:
+            self.failures -= 1
+            raise TimeoutError("voice handshake timed out")
+        client = FakeVoiceClient(self)
+        self.clients.append(client)
+        return client
