@@ -35,6 +35,8 @@ def discord_bot(
         raise typer.Exit(2) from exc
 
     import asyncio
+    import contextlib
+    import signal
 
     import discord
 
@@ -48,6 +50,10 @@ def discord_bot(
     bot = GlyphoxaBot(config, MemoryService(resolve_url(settings), settings=settings))
 
     async def main() -> None:
+        # SIGTERM (systemd, docker stop) shuts down as cleanly as Ctrl-C does.
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows
+            loop.add_signal_handler(signal.SIGTERM, lambda: loop.create_task(bot.close()))
         async with bot:
             await bot.start(config.token)
 
