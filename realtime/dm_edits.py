@@ -8,7 +8,7 @@ a moment later, but the DM's next turn must not wait for it.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypeVar
 
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import (
@@ -24,6 +24,8 @@ from realtime.guarded_db import GuardedDatabase
 from realtime.name_cache import NameCache
 from realtime.tools.results import fact_result
 
+T = TypeVar("T")
+
 
 class DmEdits:
     def __init__(
@@ -35,7 +37,11 @@ class DmEdits:
         self._graph_cache = graph_cache
         self._names = names
 
-    async def _edit(self, campaign_id: str, op: Op, *, names: bool = False) -> Any:
+    async def edit(self, campaign_id: str, op: Op[T], *, names: bool = False) -> T:
+        """Run a DM edit (any composition of store operations) in one transaction, then drop
+        this process's caches of the campaign at once: the change notification would do it a
+        moment later, and the next NPC turn must not wait for it. `names` when entity names
+        may have changed (the correction index is rebuilt)."""
         try:
             return await self._db.run(op)
         finally:
@@ -44,25 +50,25 @@ class DmEdits:
                 self._names.invalidate(campaign_id)
 
     async def add_entity(self, entity: Entity) -> Entity:
-        return await self._edit(
+        return await self.edit(
             entity.campaign_id, KnowledgeGraph.add_entity.op(self._graph, entity), names=True
         )
 
     async def update_entity(self, campaign_id: str, entity_id: str, **changes: Any) -> Entity:
-        return await self._edit(
+        return await self.edit(
             campaign_id,
             KnowledgeGraph.update_entity.op(self._graph, campaign_id, entity_id, **changes),
             names=True,
         )
 
     async def delete_entity(self, campaign_id: str, entity_id: str) -> bool:
-        return bool(await self._edit(
+        return bool(await self.edit(
             campaign_id, KnowledgeGraph.delete_entity.op(self._graph, campaign_id, entity_id),
             names=True,
         ))
 
     async def upsert_profile(self, profile: NpcProfile) -> NpcProfile:
-        return await self._edit(
+        return await self.edit(
             profile.campaign_id, KnowledgeGraph.upsert_npc_profile.op(self._graph, profile)
         )
 
@@ -73,14 +79,14 @@ class DmEdits:
         return ent.id
 
     async def add_fact(self, rel: Relationship) -> Relationship:
-        return await self._edit(
+        return await self.edit(
             rel.campaign_id, KnowledgeGraph.add_relationship.op(self._graph, rel)
         )
 
     async def set_fact_status(
         self, campaign_id: str, fact_id: int, status: str, dm_confirmed: bool | None
     ) -> Relationship:
-        return await self._edit(
+        return await self.edit(
             campaign_id,
             KnowledgeGraph.set_fact_status.op(
                 self._graph, campaign_id, fact_id, status, dm_confirmed=dm_confirmed
@@ -108,12 +114,12 @@ class DmEdits:
                 yield from KnowledgeGraph.invalidate_relationship.op(graph, campaign_id, fact_id)
             return {"invalidated": fact_id, "replacement": asdict(new) if new else None}
 
-        return await self._edit(campaign_id, op())
+        return await self.edit(campaign_id, op())
 
     async def set_visibility(
         self, campaign_id: str, fact_id: int, visibility: str, known_by: list[str]
     ) -> Relationship:
-        return await self._edit(
+        return await self.edit(
             campaign_id,
             KnowledgeGraph.set_visibility.op(self._graph, campaign_id, fact_id, visibility,
                                              known_by),

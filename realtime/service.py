@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from glyphoxa_pipelines.config import Settings
 from glyphoxa_pipelines.db.operations import Op
@@ -48,6 +48,8 @@ from realtime.tools.dispatch import call_tool
 from realtime.tools.scope import ToolScope
 from realtime.tools.tiers import LatencyTracker
 from realtime.transcript_writer import TranscriptWriter
+
+T = TypeVar("T")
 
 
 class MemoryService:
@@ -205,6 +207,10 @@ class MemoryService:
                                campaign_of=self.campaign_of, latencies=self.latencies)
 
     # -- DM edits (effective in the next hot context) ------------------------------------
+    async def edit(self, campaign_id: str, op: Op[T], *, names: bool = False) -> T:
+        """A DM edit composed of several store operations, as one transaction."""
+        return await self.dm.edit(campaign_id, op, names=names)
+
     async def add_entity(self, entity: Entity) -> Entity:
         return await self.dm.add_entity(entity)
 

@@ -1,7 +1,6 @@
-"""Room for the Discord bot (not built yet): the DM's slash commands (entities, campaign load,
-session start / end, recap, review queue) and the voice-channel connection.
+"""The Discord bot: the DM runs the campaign's memory from the table.
 
-Belongs here: Discord client code and command handlers that call `MemoryService`'s public
-methods (or the HTTP API). Does not belong here: memory logic (the service's modules) or the
-voice loop itself (`realtime/voice/`). Dependency direction: discord -> service, never back.
+Slash commands are thin calls into `realtime.service.MemoryService`, the same operations the
+HTTP API uses; the voice connection is kept up by `reconnect.Reconnector`. discord.py is
+imported only here and by `glyphoxa discord`, so the HTTP service never loads it.
 """

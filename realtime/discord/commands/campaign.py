@@ -1,0 +1,60 @@
+"""/campaign load <attachment>: a campaign YAML file, through the same parser and loader as
+`glyphoxa campaign load` (problems reported as file:line, nothing loaded unless all is well)."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+
+from glyphoxa_pipelines.campaign.campaign_file import parse_campaign_text
+from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader, LoadReport
+from realtime.discord.context import BotContext
+from realtime.discord.pager import card
+from realtime.discord.replies import BotError, send
+
+MAX_FILE_BYTES = 2_000_000  # a campaign file is text; anything larger is a mistake
+
+
+async def read_campaign_text(attachment: discord.Attachment) -> str:
+    if attachment.size > MAX_FILE_BYTES:
+        raise BotError(f"{attachment.filename}: {attachment.size:,} bytes; a campaign file "
+                       f"may have at most {MAX_FILE_BYTES:,}.")
+    data = await attachment.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BotError(f"{attachment.filename}: not UTF-8 text (byte {exc.start + 1}); "
+                       "attach the campaign's YAML file.") from exc
+
+
+def campaign_group(ctx: BotContext) -> app_commands.Group:
+    group = app_commands.Group(name="campaign", description="The campaign file.",
+                               guild_only=True)
+
+    @group.command(name="load", description="Load or update the campaign from a YAML file "
+                   "(DM).")
+    @app_commands.describe(file="The campaign YAML file")
+    async def load(interaction: discord.Interaction, file: discord.Attachment) -> None:
+        async with ctx.answering(interaction):
+            campaign = ctx.campaign(interaction, edit=True)
+            text = await read_campaign_text(file)
+            parsed = parse_campaign_text(text, file.filename)
+            if parsed.campaign.id != campaign:
+                raise BotError(f"{file.filename} describes campaign '{parsed.campaign.id}'; "
+                               f"this server runs '{campaign}'. Nothing was loaded.")
+            # Loading many rows can outlast Discord's 3 s answer deadline.
+            await interaction.response.defer(ephemeral=True, thinking=True)
+            loader = CampaignLoader(ctx.service.db)
+            rep: LoadReport = await ctx.edit(
+                campaign, CampaignLoader.load.op(loader, parsed),  # type: ignore[attr-defined]
+                names=True,
+            )
+            await send(interaction, embed=card(
+                f"Campaign {rep.campaign_id} loaded",
+                f"{rep.entities} entities ({rep.entities_changed} changed, "
+                f"{rep.removed_entities} removed)\n"
+                f"{rep.relationships} relationships ({rep.removed_relationships} removed)\n"
+                f"{rep.npcs} NPC profiles",
+            ), ephemeral=True)
+
+    return group
