@@ -23,7 +23,7 @@ import numpy as np
 import psycopg
 
 from glyphoxa_pipelines.db import Database
-from glyphoxa_pipelines.db.operations import execute_many, operation
+from glyphoxa_pipelines.db.operations import Op, execute
 from glyphoxa_pipelines.memory import (
     Campaign,
     CampaignStore,
@@ -208,9 +208,9 @@ def _write_entry_embeddings(
                 copy.write_row((eid, MODEL, campaign_id, sid, vec))
 
 
-@operation
-def _drop_campaign(store: CampaignStore, campaign_id: str):  # type: ignore[no-untyped-def]
-    yield execute_many("DELETE FROM campaigns WHERE id = %s", [(campaign_id,)])
+def _drop_campaign_op(campaign_id: str) -> Op[int]:
+    n = yield execute("DELETE FROM campaigns WHERE id = %s", (campaign_id,))
+    return n
 
 
 def build(
@@ -224,7 +224,7 @@ def build(
     """Create the campaign from scratch; time the bulk ingest paths."""
     rng = np.random.default_rng(seed)
     campaigns = CampaignStore(db)
-    _drop_campaign(campaigns, campaign_id)
+    db.run(_drop_campaign_op(campaign_id))
     campaigns.upsert(Campaign(campaign_id, "Benchmark campaign"))
     graph, log, index = KnowledgeGraph(db), SessionStore(db), SemanticIndex(db)
 
