@@ -7,12 +7,14 @@ a moment later, but the DM's next turn must not wait for it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, TypeVar
 
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import (
     Entity,
+    InvalidInputError,
     KnowledgeGraph,
     NotFoundError,
     NpcProfile,
@@ -25,6 +27,14 @@ from realtime.name_cache import NameCache
 from realtime.tools.results import fact_result
 
 T = TypeVar("T")
+
+
+def check_known_by(known_by: Sequence[str]) -> None:
+    """A `known_by` entry names an NPC: an empty one is the public viewer's id and would make
+    the secret public (migration 019 refuses it in the database too; this says so before the
+    transaction, in the DM's words)."""
+    if any(not isinstance(n, str) or not n.strip() for n in known_by):
+        raise InvalidInputError("known_by: every entry must name an NPC (no empty ids)")
 
 
 class DmEdits:
@@ -79,6 +89,7 @@ class DmEdits:
         return ent.id
 
     async def add_fact(self, rel: Relationship) -> Relationship:
+        check_known_by(rel.known_by)
         return await self.edit(
             rel.campaign_id, KnowledgeGraph.add_relationship.op(self._graph, rel)
         )
@@ -99,6 +110,8 @@ class DmEdits:
         """Invalidate a fact (history kept), optionally replaced by another that records
         which fact it replaced."""
         graph = self._graph
+        if replacement is not None:
+            check_known_by(replacement.known_by)
 
         def op() -> Op:
             old = yield from KnowledgeGraph.get_relationship.op(graph, campaign_id, fact_id)
@@ -119,6 +132,7 @@ class DmEdits:
     async def set_visibility(
         self, campaign_id: str, fact_id: int, visibility: str, known_by: list[str]
     ) -> Relationship:
+        check_known_by(known_by)
         return await self.edit(
             campaign_id,
             KnowledgeGraph.set_visibility.op(self._graph, campaign_id, fact_id, visibility,

@@ -13,12 +13,13 @@ import logging
 import time
 from collections.abc import Awaitable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
 
-from glyphoxa_pipelines.db import AsyncDatabase, DatabaseUnavailableError
+from glyphoxa_pipelines.db import AsyncDatabase, DatabaseUnavailableError, StatementTimeoutError
+from glyphoxa_pipelines.db.errors import is_outage
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import InvalidInputError, NewEntry, NotFoundError, SessionStore
 from realtime.errors import DEGRADED
@@ -81,12 +82,11 @@ class GuardedDatabase:
         try:
             async with asyncio.timeout(self.timeout_s):
                 return await self.db.run(op, transaction=transaction)
-        except DatabaseUnavailableError as exc:
+        except (DatabaseUnavailableError, TimeoutError) as exc:
             self.mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
-        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
-            self.mark_degraded(exc)
-            raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+        except (psycopg.InterfaceError, psycopg.OperationalError) as exc:
+            self._classify(exc)
 
     async def fetch_row(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """One statement, one round trip, no explicit transaction (a single statement is its
@@ -103,13 +103,25 @@ class GuardedDatabase:
 
     async def within_limits(self, call: Awaitable[T]) -> T:
         """One direct database call under the time limit; a timeout or a lost connection
-        switches to degraded mode."""
+        switches to degraded mode, a statement the server refused does not."""
         try:
             async with asyncio.timeout(self.timeout_s):
                 return await call
-        except (TimeoutError, psycopg.InterfaceError, psycopg.OperationalError) as exc:
+        except TimeoutError as exc:
             self.mark_degraded(exc)
             raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
+        except (psycopg.InterfaceError, psycopg.OperationalError) as exc:
+            self._classify(exc)
+
+    def _classify(self, exc: psycopg.Error) -> NoReturn:
+        """psycopg files outages and one statement's failures alike under OperationalError;
+        only an outage degrades the service (`glyphoxa_pipelines.db.errors.is_outage`)."""
+        if isinstance(exc, psycopg.errors.QueryCanceled | psycopg.errors.LockNotAvailable):
+            raise StatementTimeoutError(f"statement timed out: {exc}") from exc
+        if not is_outage(exc):
+            raise exc
+        self.mark_degraded(exc)
+        raise DatabaseUnavailableError(f"{DEGRADED} ({exc})") from exc
 
     async def _probe(self) -> bool:
         try:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from cachetools import LRUCache
 
 from glyphoxa_pipelines.db import DatabaseUnavailableError
-from glyphoxa_pipelines.memory import NotFoundError
+from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
 from glyphoxa_pipelines.memory.hot_read import hot_row_statement
 from realtime.errors import DEGRADED
 from realtime.graph_cache import GraphCache
@@ -24,6 +24,7 @@ from realtime.hot_context import HotContext, Memory, assemble, fit_budget
 from realtime.prefetch.prefetcher import Prefetcher
 from realtime.recent_utterances import RecentUtterances
 from realtime.session_campaigns import SessionCampaigns
+from realtime.viewers import bound_npc, check_npc
 
 # Last good contexts kept for degraded mode: one per (session, NPC) in play, bounded.
 LAST_GOOD = 4096
@@ -68,7 +69,11 @@ class HotContextReader:
     ) -> HotContext:
         """Identity + scene + recent transcript + pre-fetched memories, in one statement.
         The identity part (NPC row, profile, known facts) comes from the graph cache while no
-        change to the campaign's graph has been announced."""
+        change to the campaign's graph has been announced. The viewer rule is
+        `realtime.viewers`'s, checked on the identity row the read brings anyway: a hot
+        context is an NPC's, so no NPC bound is refused too."""
+        if bound_npc(npc_id) is None:
+            raise InvalidInputError("a hot context is an NPC's: no NPC is bound")
         budget = budget or self.token_budget
         if self._prefetcher.pending(session_id):
             await self._prefetcher.wait(session_id)
@@ -91,8 +96,7 @@ class HotContextReader:
         campaign_id = row["campaign_id"]
         if identity is None:
             npc, facts = row["npc"], row["facts"]
-            if npc is None:
-                raise NotFoundError(f"unknown NPC {npc_id!r} in campaign {campaign_id!r}")
+            check_npc(campaign_id, npc_id, npc["type"] if npc else None)
             self._graph_cache.put(campaign_id, (npc_id, fact_limit), (npc, facts), generation)
         else:
             npc, facts = identity

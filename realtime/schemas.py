@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from realtime.api.limits import (
     Duration,
+    EntityRef,
     EntryText,
     EvidenceText,
     IdText,
@@ -47,7 +48,7 @@ class SessionIn(_Body):
 
 class SceneIn(_Body):
     location: NameText | None = None
-    present: list[RequiredId] = Field(default_factory=list, max_length=100)
+    present: list[EntityRef] = Field(default_factory=list, max_length=100)
     quests: list[JsonValue] = Field(default_factory=list, max_length=50)
 
 
@@ -125,7 +126,7 @@ class FactIn(_Body):
     relation: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=100)
     target: RequiredName = Field(description="Entity id or name.")
     visibility: Literal["public", "secret"] = "public"
-    known_by: list[RequiredId] = Field(default_factory=list, max_length=100)
+    known_by: list[EntityRef] = Field(default_factory=list, max_length=100)
     session_id: IdText | None = None
     evidence: EvidenceText = ""
     confidence: float = Field(1.0, ge=0, le=1)
@@ -139,4 +140,4 @@ class RetconIn(_Body):
 
 class VisibilityIn(_Body):
     visibility: Literal["public", "secret"]
-    known_by: list[RequiredId] = Field(default_factory=list, max_length=100)
+    known_by: list[EntityRef] = Field(default_factory=list, max_length=100)

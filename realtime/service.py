@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from glyphoxa_pipelines.config import Settings
+from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import (
     Campaign,
@@ -48,6 +49,7 @@ from realtime.tools.dispatch import call_tool
 from realtime.tools.scope import ToolScope
 from realtime.tools.tiers import LatencyTracker
 from realtime.transcript_writer import TranscriptWriter
+from realtime.viewers import Viewers
 
 T = TypeVar("T")
 
@@ -93,6 +95,7 @@ class MemoryService:
         self.graph_cache = GraphCache()
         self.graph_cache_enabled = graph_cache
         self.session_campaigns = SessionCampaigns(self.guard, self.sessions)
+        self.viewers = Viewers(self.guard, self.graph_cache)
         self.name_cache = NameCache(self.guard, self.background, names_refresh_s)
         self.prefetch = PrefetchCache()
         self.prefetcher = Prefetcher(self.tools, self.background, self.prefetch,
@@ -187,6 +190,10 @@ class MemoryService:
         names = await self.names(campaign_id)
         if names is None:
             return {"session_id": session_id, "triggers": [], "degraded": True}
+        try:
+            npc_id = await self.viewers.resolve(campaign_id, npc_id)
+        except DatabaseUnavailableError:
+            return {"session_id": session_id, "triggers": [], "degraded": True}
         triggers = self.prefetcher.schedule(campaign_id, session_id, text, npc_id, names)
         return {"session_id": session_id, "triggers": triggers, "degraded": self.degraded}
 
@@ -201,10 +208,15 @@ class MemoryService:
         return self.reader.turn_count(session_id, npc_id)
 
     # -- memory tools ---------------------------------------------------------------------
+    async def viewer(self, campaign_id: str, npc_id: str | None) -> str | None:
+        """The NPC a read sees as (None: public only); unknown ids and non-NPCs raise."""
+        return await self.viewers.resolve(campaign_id, npc_id)
+
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, scope: ToolScope
                         ) -> dict[str, Any]:
         return await call_tool(self.tools, name, arguments, scope,
-                               campaign_of=self.campaign_of, latencies=self.latencies)
+                               campaign_of=self.campaign_of, viewer_of=self.viewers.resolve,
+                               latencies=self.latencies)
 
     # -- DM edits (effective in the next hot context) ------------------------------------
     async def edit(self, campaign_id: str, op: Op[T], *, names: bool = False) -> T:

@@ -17,7 +17,11 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from glyphoxa_pipelines.config import Settings
 from glyphoxa_pipelines.db import embedded
-from glyphoxa_pipelines.db.errors import DatabaseUnavailableError, StatementTimeoutError
+from glyphoxa_pipelines.db.errors import (
+    DatabaseUnavailableError,
+    StatementTimeoutError,
+    is_outage,
+)
 from glyphoxa_pipelines.db.migrations import migrate
 from glyphoxa_pipelines.db.operations import Op, Statement
 
@@ -173,9 +177,11 @@ class Database:
         try:
             with self.pool.connection() as conn:
                 return drive_sync(conn, op, transaction=transaction)
-        except psycopg.errors.QueryCanceled as exc:
+        except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as exc:
             raise StatementTimeoutError(f"statement timed out: {exc}") from exc
         except psycopg.OperationalError as exc:
+            if not is_outage(exc):
+                raise  # one statement failed; the server answered
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
 
 
@@ -219,9 +225,11 @@ class AsyncDatabase:
         try:
             async with self.pool.connection() as conn:
                 return await drive_async(conn, op, transaction=transaction)
-        except psycopg.errors.QueryCanceled as exc:
+        except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as exc:
             raise StatementTimeoutError(f"statement timed out: {exc}") from exc
         except psycopg.OperationalError as exc:
+            if not is_outage(exc):
+                raise  # one statement failed; the server answered
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
 
 

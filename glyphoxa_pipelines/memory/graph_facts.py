@@ -292,11 +292,14 @@ class FactOperations:
         visibility: Literal["public", "secret"],
         known_by: Sequence[str] = (),
     ) -> Op:
-        row = yield fetch_one(
-            f"""UPDATE relationships r SET visibility = %s, known_by = %s, updated_at = now()
-               WHERE r.campaign_id = %s AND r.id = %s RETURNING {REL_COLUMNS}""",
-            (visibility, list(known_by), campaign_id, rel_id),
-        )
+        try:
+            row = yield fetch_one(
+                f"""UPDATE relationships r SET visibility = %s, known_by = %s, updated_at = now()
+                   WHERE r.campaign_id = %s AND r.id = %s RETURNING {REL_COLUMNS}""",
+                (visibility, list(known_by), campaign_id, rel_id),
+            )
+        except pg_errors.CheckViolation as exc:
+            raise InvalidInputError(f"fact {rel_id}: {exc.diag.message_primary}") from exc
         if row is None:
             raise NotFoundError(f"unknown fact {rel_id} in campaign {campaign_id!r}")
         return from_row(Relationship, row)

@@ -63,6 +63,9 @@ def check_json(value: Any) -> Any:
 _SAFE = AfterValidator(check_text)
 IdText = Annotated[str, Field(max_length=ID_CHARS), _SAFE]
 RequiredId = Annotated[str, Field(min_length=1, max_length=ID_CHARS), _SAFE]
+# An id that names an entity (`known_by`, the scene's present NPCs): a blank one names nobody,
+# and in `known_by` the empty string would be the public viewer (realtime/viewers.py).
+EntityRef = Annotated[str, Field(min_length=1, max_length=ID_CHARS, pattern=r"\S"), _SAFE]
 NameText = Annotated[str, Field(max_length=NAME_CHARS), _SAFE]
 RequiredName = Annotated[str, Field(min_length=1, max_length=NAME_CHARS), _SAFE]
 ProseText = Annotated[str, Field(max_length=PROSE_CHARS), _SAFE]

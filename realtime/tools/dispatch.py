@@ -1,5 +1,10 @@
-"""One dispatch for every caller (HTTP, MCP, CLI): validate the arguments, bind the campaign,
-run the tool, time it. Degraded memory is a result the LLM can read, not a crash."""
+"""One dispatch for every caller (HTTP, MCP, CLI): validate the arguments, bind the campaign
+and the viewer, run the tool, time it. Degraded memory is a result the LLM can read, not a
+crash.
+
+The viewer is resolved here, once per call and before any tool runs, so no tool can forget it:
+the caller's bound id becomes an NPC of the campaign or None (public only), or the call fails
+(`realtime.viewers`). The arguments cannot name a viewer: their models forbid unknown keys."""
 
 from __future__ import annotations
 
@@ -40,9 +45,11 @@ async def call_tool(
     scope: ToolScope,
     *,
     campaign_of: Callable[[str], Awaitable[str]],
+    viewer_of: Callable[[str, str | None], Awaitable[str | None]],
     latencies: LatencyTracker,
 ) -> dict[str, Any]:
-    """Validate, run, time. A scope with a session but no campaign gets the session's."""
+    """Validate, run, time. A scope with a session but no campaign gets the session's; its
+    NPC is checked by `viewer_of` (campaign, bound id) -> the NPC or None."""
     args = validate(name, arguments)
     campaign_id = scope.campaign_id
     if campaign_id is None and scope.session_id:
@@ -54,7 +61,11 @@ async def call_tool(
         raise InvalidInputError(
             "a tool call needs a campaign: bind campaign_id or session_id in its context"
         )
-    scope = ToolScope(campaign_id, scope.session_id, scope.npc_id)
+    try:
+        npc_id = await viewer_of(campaign_id, scope.npc_id)
+    except DatabaseUnavailableError:
+        return degraded_result(name)
+    scope = ToolScope(campaign_id, scope.session_id, npc_id)
     start = time.perf_counter()
     try:
         results = await HANDLERS[name](ctx, args, scope)

@@ -29,7 +29,9 @@ def npc_command(ctx: BotContext) -> app_commands.Command:  # type: ignore[type-a
         async with ctx.answering(interaction):
             campaign = ctx.campaign(interaction, edit=True)
             svc = ctx.service
+            # An item or a place named here would show the secrets it is party to.
             npc_id = await svc.resolve_id(campaign, name)
+            await svc.viewer(campaign, npc_id)
             live = await ctx.live_session(campaign)
             if live is not None:
                 hot = await svc.hot_context(live.id, npc_id)
