@@ -17,16 +17,24 @@ CampaignOpt = typer.Option(..., "--campaign", "-c", help="Campaign id.")
 
 
 @campaign_app.command("load")
-def load(file: Path = typer.Argument(..., help="Campaign YAML file.")) -> None:
+def load(
+    file: Path = typer.Argument(..., help="Campaign YAML file."),
+    campaign: str | None = typer.Option(
+        None, "--campaign", "-c", help="Campaign id (needed when the file has no campaign: block)."
+    ),
+) -> None:
     """Load (or update) a campaign from YAML in one transaction; idempotent."""
     from glyphoxa_pipelines.campaign.campaign_file import CampaignFileError, parse_campaign_file
-    from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader
+    from glyphoxa_pipelines.campaign.campaign_loader import CampaignChoiceError, CampaignLoader
     from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory.limits import LimitError, check_id
 
-    with user_errors(CampaignFileError):
+    with user_errors(CampaignFileError, CampaignChoiceError, LimitError):
+        if campaign is not None:
+            check_id(campaign, "--campaign")
         parsed = parse_campaign_file(file)
         with open_database() as db:
-            report = CampaignLoader(db).load(parsed)
+            report = CampaignLoader(db).load(parsed, campaign)
     console.print(
         f"campaign {report.campaign_id}: {report.entities} entities "
         f"({report.entities_changed} changed, {report.removed_entities} removed), "
