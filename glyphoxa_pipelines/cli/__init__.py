@@ -18,6 +18,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "db_commands",
     "campaign_commands",
+    "import_commands",
     "correct",
     "pipeline_commands",
     "serve_commands",

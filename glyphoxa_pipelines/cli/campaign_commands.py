@@ -23,16 +23,31 @@ def load(
         None, "--campaign", "-c", help="Campaign id (needed when the file has no campaign: block)."
     ),
 ) -> None:
-    """Load (or update) a campaign from YAML in one transaction; idempotent."""
-    from glyphoxa_pipelines.campaign.campaign_file import CampaignFileError, parse_campaign_file
+    """Load (or update) a campaign from YAML in one transaction; idempotent. A Foundry
+    world, Roll20 export or CSV (told by content) is staged for the DM's review instead."""
+    from glyphoxa_pipelines.campaign.campaign_file import CampaignFileError, parse_campaign_text
     from glyphoxa_pipelines.campaign.campaign_loader import CampaignChoiceError, CampaignLoader
+    from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_text
+    from glyphoxa_pipelines.campaign.tabletop.detect import detect_format
+    from glyphoxa_pipelines.campaign.tabletop.world import TabletopFileError
     from glyphoxa_pipelines.db import open_database
     from glyphoxa_pipelines.memory.limits import LimitError, check_id
 
-    with user_errors(CampaignFileError, CampaignChoiceError, LimitError):
+    errors = (CampaignFileError, CampaignChoiceError, LimitError, InputFileError,
+              TabletopFileError)
+    with user_errors(*errors):
         if campaign is not None:
             check_id(campaign, "--campaign")
-        parsed = parse_campaign_file(file)
+        text = read_input_text(file)
+        fmt = detect_format(text)
+        if fmt != "yaml":
+            from glyphoxa_pipelines.cli.world_import import stage_file
+
+            if campaign is None:
+                raise CampaignChoiceError(f"{file} is a {fmt} import: choose --campaign")
+            stage_file(file, fmt, campaign, dry_run=False)
+            return
+        parsed = parse_campaign_text(text, str(file))
         with open_database() as db:
             report = CampaignLoader(db).load(parsed, campaign)
     console.print(
