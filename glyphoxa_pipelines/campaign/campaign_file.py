@@ -7,6 +7,7 @@ lines, so "unknown key", "wrong type" and "unknown reference" all point at the l
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from glyphoxa_pipelines.memory.limits import (
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
     JsonObject,
+    LimitError,
     Name,
     NameList,
     SafeText,
@@ -90,6 +92,18 @@ def _relation_type(value: str) -> str:
 
 def _entity_type(value: str) -> str:
     return normalize_entity_type(value)
+
+
+CAMPAIGN_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def check_campaign_id(value: str, what: str = "--campaign") -> str:
+    """A campaign id chosen at load time, held to the store's rule before the store sees it."""
+    if len(value) > MAX_ID_CHARS or not CAMPAIGN_ID.match(value):
+        raise LimitError(
+            f"{what}: {value!r} is not a campaign id (lower-case letters, digits, - and _)"
+        )
+    return value
 
 
 class CampaignInfo(BaseModel):

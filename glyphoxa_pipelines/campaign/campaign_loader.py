@@ -21,6 +21,7 @@ from glyphoxa_pipelines.campaign.campaign_file import (
     CampaignFile,
     NpcSpec,
     RelationshipSpec,
+    check_campaign_id,
     reference_table,
 )
 from glyphoxa_pipelines.campaign.file_merge import as_real, merge, normalize, untouched
@@ -90,7 +91,7 @@ def target_campaign(parsed: CampaignFile, campaign_id: str | None) -> str:
         raise CampaignChoiceError(
             "the file has no 'campaign:' block: choose the campaign with --campaign"
         )
-    return chosen
+    return check_campaign_id(chosen)
 
 
 class _Tally:

@@ -25,19 +25,23 @@ def load(
 ) -> None:
     """Load (or update) a campaign from YAML in one transaction; idempotent. A Foundry
     world, Roll20 export or CSV (told by content) is staged for the DM's review instead."""
-    from glyphoxa_pipelines.campaign.campaign_file import CampaignFileError, parse_campaign_text
+    from glyphoxa_pipelines.campaign.campaign_file import (
+        CampaignFileError,
+        check_campaign_id,
+        parse_campaign_text,
+    )
     from glyphoxa_pipelines.campaign.campaign_loader import CampaignChoiceError, CampaignLoader
     from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_text
     from glyphoxa_pipelines.campaign.tabletop.detect import detect_format
     from glyphoxa_pipelines.campaign.tabletop.world import TabletopFileError
     from glyphoxa_pipelines.db import open_database
-    from glyphoxa_pipelines.memory.limits import LimitError, check_id
+    from glyphoxa_pipelines.memory.limits import LimitError
 
     errors = (CampaignFileError, CampaignChoiceError, LimitError, InputFileError,
               TabletopFileError)
     with user_errors(*errors):
         if campaign is not None:
-            check_id(campaign, "--campaign")
+            check_campaign_id(campaign)
         text = read_input_text(file)
         fmt = detect_format(text)
         if fmt != "yaml":

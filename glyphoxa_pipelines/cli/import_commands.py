@@ -22,15 +22,16 @@ def import_world(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be staged."),
 ) -> None:
     """Stage a virtual tabletop's world for the DM's review; nothing enters the graph yet."""
+    from glyphoxa_pipelines.campaign.campaign_file import check_campaign_id
     from glyphoxa_pipelines.campaign.tabletop.detect import FORMATS
     from glyphoxa_pipelines.campaign.tabletop.world import TabletopFileError
     from glyphoxa_pipelines.cli.world_import import stage_file
-    from glyphoxa_pipelines.memory.limits import LimitError, check_id
+    from glyphoxa_pipelines.memory.limits import LimitError
 
     if format_ is not None and format_ not in FORMATS:
         raise typer.BadParameter(f"one of {', '.join(FORMATS)}", param_hint="--format")
     with user_errors(TabletopFileError, LimitError):
-        check_id(campaign, "--campaign")
+        check_campaign_id(campaign)
         stage_file(file, format_, campaign, dry_run)
 
 

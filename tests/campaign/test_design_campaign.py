@@ -133,3 +133,11 @@ def test_profile_wins_over_attribute_of_the_same_name() -> None:
     assert "from the file" not in prompt
     assert "Occupation: smith, spy" in prompt
     assert prompt.index("Personality:") < prompt.index("Current mood: wary")
+
+
+@pytest.mark.parametrize("command", ["load", "import"])
+def test_a_bad_campaign_id_is_refused_by_name(command: str) -> None:
+    path = DESIGN_FILE if command == "load" else DESIGN_FILE.with_name("entities.csv")
+    result = runner.invoke(app, ["campaign", command, str(path), "-c", "Bad Id"])
+    assert result.exit_code == 2, result.output
+    assert "'Bad Id' is not a campaign id" in result.output

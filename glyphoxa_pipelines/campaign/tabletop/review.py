@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from glyphoxa_pipelines.campaign.campaign_file import check_campaign_id
 from glyphoxa_pipelines.campaign.tabletop.world import ImportedWorld
 from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one, operation
 from glyphoxa_pipelines.memory.errors import NotFoundError
@@ -65,6 +66,7 @@ class ImportReview:
     @operation
     def stage(self, campaign_id: str, world: ImportedWorld, text: str) -> Op:
         bid = batch_id(world.format, text)
+        check_campaign_id(campaign_id)
         yield execute(
             "INSERT INTO campaigns (id, name) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING",
             (campaign_id, campaign_id),
