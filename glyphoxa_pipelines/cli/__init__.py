@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "db_commands",
     "campaign_commands",
     "import_commands",
+    "archive_commands",
     "correct",
     "pipeline_commands",
     "serve_commands",

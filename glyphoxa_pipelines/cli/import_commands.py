@@ -14,14 +14,29 @@ from glyphoxa_pipelines.cli.world_import import console
 
 @campaign_app.command("import")
 def import_world(
-    file: Path = typer.Argument(..., help="Foundry world JSON, Roll20 export JSON or CSV."),
-    campaign: str = CampaignOpt,
+    file: Path = typer.Argument(
+        ..., help="Foundry world JSON, Roll20 export JSON, CSV, or a campaign archive."
+    ),
+    campaign: str | None = typer.Option(
+        None, "--campaign", "-c", help="Campaign id (for a tabletop file)."
+    ),
     format_: str | None = typer.Option(
         None, "--format", "-f", help="foundry, roll20 or csv (default: from the content)."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be staged."),
+    as_id: str | None = typer.Option(
+        None, "--as", help="For an archive: the campaign id to restore it as."
+    ),
 ) -> None:
-    """Stage a virtual tabletop's world for the DM's review; nothing enters the graph yet."""
+    """Stage a virtual tabletop's world for the DM's review (nothing enters the graph
+    yet), or restore a campaign archive (`campaign export`)."""
+    from glyphoxa_pipelines.cli.archive_commands import import_archive, is_archive
+
+    if format_ is None and is_archive(file):
+        import_archive(file, as_id)
+        return
+    if campaign is None:
+        raise typer.BadParameter("a tabletop import needs the campaign", param_hint="--campaign")
     from glyphoxa_pipelines.campaign.campaign_file import check_campaign_id
     from glyphoxa_pipelines.campaign.tabletop.detect import FORMATS
     from glyphoxa_pipelines.campaign.tabletop.world import TabletopFileError
