@@ -145,3 +145,55 @@ def test_corrupt_and_foreign_archives_write_nothing(db: Database, tmp_path: Path
     with db.connection() as conn:
         assert conn.execute("SELECT name FROM entities WHERE campaign_id = 'arch-dst'"
                             ).fetchall() == [("Vex",)]
+
+
+def test_taken_entry_and_fact_numbers_are_renumbered_with_their_references(
+    db: Database, tmp_path: Path
+) -> None:
+    with db.connection() as conn:
+        conn.execute("INSERT INTO campaigns (id, name) VALUES ('renum', 'R')")
+        conn.execute("INSERT INTO sessions (id, campaign_id) VALUES ('renum-s1', 'renum')")
+        entries = [r[0] for r in conn.execute(
+            """INSERT INTO session_entries (campaign_id, session_id, idempotency_key,
+                   raw_text, text)
+               VALUES ('renum', 'renum-s1', 'k1', 'a', 'a'), ('renum', 'renum-s1', 'k2', 'b', 'b')
+               RETURNING id""").fetchall()]
+        conn.execute(
+            """INSERT INTO chunks (id, campaign_id, session_id, seq, text, first_entry_id,
+                   last_entry_id) VALUES ('renum-s1#0', 'renum', 'renum-s1', 0, 'a b', %s, %s)""",
+            entries)
+        conn.execute("INSERT INTO entry_embeddings (entry_id, model, campaign_id, session_id, "
+                     "embedding) VALUES (%s, 'all-MiniLM-L6-v2', 'renum', 'renum-s1', %s)",
+                     (entries[1], "[" + ",".join(["0.5"] * 384) + "]"))
+        conn.execute("INSERT INTO entities (campaign_id, id, type, name) VALUES "
+                     "('renum', 'a', 'npc', 'A'), ('renum', 'b', 'location', 'B')")
+        new = conn.execute("INSERT INTO relationships (campaign_id, source_id, rel_type, "
+                           "target_id) VALUES ('renum', 'a', 'lives_in', 'b') RETURNING id"
+                           ).fetchone()[0]
+        conn.execute("INSERT INTO relationships (campaign_id, source_id, rel_type, target_id, "
+                     "invalidated_at, invalidated_by) VALUES ('renum', 'a', 'lives_in', 'a', "
+                     "now(), %s)", (new,))
+    archive = tmp_path / "renum.tar.gz"
+    _run("campaign", "export", "renum", "-o", str(archive))
+    with db.connection() as conn:
+        conn.execute("DELETE FROM campaigns WHERE id = 'renum'")
+        # another campaign takes the freed numbers
+        conn.execute("INSERT INTO campaigns (id, name) VALUES ('renum-other', 'O')")
+        conn.execute("INSERT INTO sessions (id, campaign_id) VALUES ('renum-o1', 'renum-other')")
+        conn.execute(
+            """INSERT INTO session_entries (id, campaign_id, session_id, idempotency_key,
+                   raw_text, text) OVERRIDING SYSTEM VALUE
+               VALUES (%s, 'renum-other', 'renum-o1', 'k', 'x', 'x')""", (entries[1],))
+    assert "renumbered" in _run("campaign", "import", str(archive))
+    with db.connection() as conn:
+        got = [r[0] for r in conn.execute(
+            "SELECT id FROM session_entries WHERE campaign_id = 'renum' ORDER BY id")]
+        assert entries[1] not in got and len(got) == 2
+        assert conn.execute("SELECT first_entry_id, last_entry_id FROM chunks "
+                            "WHERE id = 'renum-s1#0'").fetchone() == tuple(got)
+        assert conn.execute("SELECT entry_id FROM entry_embeddings WHERE campaign_id = 'renum'"
+                            ).fetchone()[0] == got[1]
+        facts = conn.execute("SELECT id, target_id, invalidated_by FROM relationships "
+                             "WHERE campaign_id = 'renum' ORDER BY target_id").fetchall()
+        current = next(f for f in facts if f[1] == "b")
+        assert next(f for f in facts if f[1] == "a")[2] == current[0]
