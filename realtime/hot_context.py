@@ -94,17 +94,51 @@ def entry_dict(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# The keys a DM describes an NPC with (the design's `attributes:`), in the order the
+# identity block shows them; any other attribute follows, in the file's order.
+IDENTITY_KEYS: tuple[str, ...] = (
+    "occupation",
+    "appearance",
+    "speaking_style",
+    "personality",
+    "alignment",
+)
+
+
+def _trait_text(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(_trait_text(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_trait_text(v)}" for k, v in value.items())
+    return str(value).strip()
+
+
+def _traits(attrs: dict[str, Any], profile: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, text) pairs for "Who you are": the identity keys first, then the rest. The
+    profile's personality and speaking style (the NPC's own, DM-tuned) win over the entity
+    attribute of the same name; empty values are left out."""
+    out: list[tuple[str, str]] = []
+    for key in (*IDENTITY_KEYS, *(k for k in attrs if k not in IDENTITY_KEYS)):
+        if key == "description":
+            continue
+        text = _trait_text(profile.get(key) or attrs.get(key) or "")
+        if text:
+            out.append((key, text))
+    return out
+
+
 def identity_dict(npc: dict[str, Any]) -> dict[str, Any]:
     """The NPC row (+ its profile as jsonb) as the context shows it."""
     attrs = npc.get("attributes") or {}
+    p = npc.get("profile") or {}
     out: dict[str, Any] = {
         "id": npc["id"],
         "name": npc["name"],
         "type": npc["type"],
         "aliases": list(npc.get("aliases") or []),
-        "description": str(attrs.get("description", "")),
+        "description": _trait_text(attrs.get("description", "")),
+        "traits": [{"key": k, "text": t} for k, t in _traits(attrs, p)],
     }
-    p = npc.get("profile")
     if p:
         out.update(
             personality=p.get("personality", ""),
@@ -140,13 +174,11 @@ def _identity_lines(identity: dict[str, Any]) -> list[str]:
     lines = [f"You are {identity['name']} ({identity['type']})."]
     if identity.get("description"):
         lines.append(identity["description"])
-    for key, label in (
-        ("personality", "Personality"),
-        ("speaking_style", "Speaking style"),
-        ("emotional_state", "Current mood"),
-    ):
-        if identity.get(key):
-            lines.append(f"{label}: {identity[key]}")
+    for trait in identity.get("traits") or ():
+        label = trait["key"].replace("_", " ").strip().capitalize()
+        lines.append(f"{label}: {trait['text']}")
+    if identity.get("emotional_state"):
+        lines.append(f"Current mood: {identity['emotional_state']}")
     rules = identity.get("behavior_rules") or []
     if rules:
         lines.append("Rules you always follow:")

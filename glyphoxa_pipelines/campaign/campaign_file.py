@@ -7,6 +7,7 @@ lines, so "unknown key", "wrong type" and "unknown reference" all point at the l
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,11 +15,16 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_text
+from glyphoxa_pipelines.campaign.relation_types import (
+    normalize_entity_type,
+    normalize_type_name,
+)
 from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.limits import (
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
     JsonObject,
+    LimitError,
     Name,
     NameList,
     SafeText,
@@ -75,7 +81,29 @@ _Strict = ConfigDict(extra="forbid", str_strip_whitespace=True)
 # Every field is bounded by the shared limits (memory/limits.py): what the file may say is
 # what the store can hold, so a load never fails inside the database.
 _Slug = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=MAX_ID_CHARS)
-_Type = Field(pattern=r"^[a-z][a-z_]*$", max_length=MAX_NAME_CHARS)
+# Types are free text as the DM writes them ("NPC", "LOCATED_AT", "sworn enemy of"),
+# normalized to the stored lower snake form (`relation_types`).
+_Type = Field(min_length=1, max_length=MAX_NAME_CHARS)
+
+
+def _relation_type(value: str) -> str:
+    return normalize_type_name(value)
+
+
+def _entity_type(value: str) -> str:
+    return normalize_entity_type(value)
+
+
+CAMPAIGN_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def check_campaign_id(value: str, what: str = "--campaign") -> str:
+    """A campaign id chosen at load time, held to the store's rule before the store sees it."""
+    if len(value) > MAX_ID_CHARS or not CAMPAIGN_ID.match(value):
+        raise LimitError(
+            f"{what}: {value!r} is not a campaign id (lower-case letters, digits, - and _)"
+        )
+    return value
 
 
 class CampaignInfo(BaseModel):
@@ -95,6 +123,8 @@ class EntitySpec(BaseModel):
     aliases: NameList = []
     attributes: JsonObject = {}
 
+    normalize_type = field_validator("type")(_entity_type)
+
     @property
     def entity_id(self) -> str:
         return self.id or slugify(self.name)
@@ -104,11 +134,13 @@ class RelationshipSpec(BaseModel):
     model_config = _Strict
     source: Name = Field(min_length=1)
     target: Name = Field(min_length=1)
-    type: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=MAX_NAME_CHARS)
+    type: str = _Type
     attributes: JsonObject = {}
     confidence: float = Field(1.0, ge=0, le=1)
     visibility: Literal["public", "secret"] | NameList = "public"
     evidence: SafeText = ""
+
+    normalize_type = field_validator("type")(_relation_type)
 
 
 class NpcSpec(BaseModel):
@@ -128,8 +160,11 @@ class NpcSpec(BaseModel):
 
 
 class CampaignFile(BaseModel):
+    """A campaign's world. The `campaign:` block is optional: the design's files have none
+    and are loaded into a campaign chosen at load time (`--campaign`)."""
+
     model_config = _Strict
-    campaign: CampaignInfo
+    campaign: CampaignInfo | None = None
     entities: list[EntitySpec] = []
     relationships: list[RelationshipSpec] = []
     npcs: list[NpcSpec] = []
@@ -171,7 +206,9 @@ def parse_campaign_text(text: str, source: str = "<campaign>") -> CampaignFile:
         problem = getattr(exc, "problem", None) or str(exc)
         raise CampaignFileError(f"{where}: invalid YAML: {problem}") from exc
     if not isinstance(raw, dict):
-        raise CampaignFileError(f"{source}:1: expected a mapping with a 'campaign' key")
+        raise CampaignFileError(
+            f"{source}:1: expected a mapping of entities, relationships and npcs"
+        )
     try:
         parsed = CampaignFile.model_validate(raw)
     except ValidationError as exc:

@@ -21,6 +21,7 @@ from glyphoxa_pipelines.campaign.campaign_file import (
     CampaignFile,
     NpcSpec,
     RelationshipSpec,
+    check_campaign_id,
     reference_table,
 )
 from glyphoxa_pipelines.campaign.file_merge import as_real, merge, normalize, untouched
@@ -71,6 +72,28 @@ def _key(source: str, rel_type: str, target: str) -> tuple[str, str, str]:
     return (source, rel_type, target)
 
 
+class CampaignChoiceError(ValueError):
+    """The file and the operator disagree on (or neither names) the campaign to load into."""
+
+
+def target_campaign(parsed: CampaignFile, campaign_id: str | None) -> str:
+    """The campaign a load writes to: the one chosen at load time, else the file's own.
+
+    A file naming another campaign than the one chosen is refused rather than loaded into
+    either: one of the two is a mistake, and loading would overwrite a world."""
+    file_id = parsed.campaign.id if parsed.campaign is not None else None
+    if campaign_id is not None and file_id is not None and file_id != campaign_id:
+        raise CampaignChoiceError(
+            f"the file describes campaign {file_id!r}, not {campaign_id!r}; nothing was loaded"
+        )
+    chosen = campaign_id or file_id
+    if chosen is None:
+        raise CampaignChoiceError(
+            "the file has no 'campaign:' block: choose the campaign with --campaign"
+        )
+    return check_campaign_id(chosen)
+
+
 class _Tally:
     def __init__(self) -> None:
         self.changed = 0
@@ -84,13 +107,22 @@ class CampaignLoader:
         self.campaigns = CampaignStore(db)
 
     @operation
-    def load(self, parsed: CampaignFile) -> Op:
+    def load(self, parsed: CampaignFile, campaign_id: str | None = None) -> Op:
+        """Load `parsed` into `campaign_id` (or the file's own campaign); see
+        `target_campaign`. Without a `campaign:` block a new campaign is named by its id
+        and an existing one keeps its name and settings."""
+        cid = target_campaign(parsed, campaign_id)
         info = parsed.campaign
-        cid = info.id
-        yield from CampaignStore.upsert.op(
-            self.campaigns,
-            Campaign(cid, info.name, info.description, info.system, info.review_threshold),
-        )
+        if info is not None:
+            yield from CampaignStore.upsert.op(
+                self.campaigns,
+                Campaign(cid, info.name, info.description, info.system, info.review_threshold),
+            )
+        else:
+            yield execute(
+                "INSERT INTO campaigns (id, name) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING",
+                (cid, cid),
+            )
         tally = _Tally()
         yield from self._entities(cid, parsed, tally)
         refs = reference_table(parsed)

@@ -18,6 +18,8 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "db_commands",
     "campaign_commands",
+    "import_commands",
+    "archive_commands",
     "correct",
     "pipeline_commands",
     "serve_commands",

@@ -17,16 +17,43 @@ CampaignOpt = typer.Option(..., "--campaign", "-c", help="Campaign id.")
 
 
 @campaign_app.command("load")
-def load(file: Path = typer.Argument(..., help="Campaign YAML file.")) -> None:
-    """Load (or update) a campaign from YAML in one transaction; idempotent."""
-    from glyphoxa_pipelines.campaign.campaign_file import CampaignFileError, parse_campaign_file
-    from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader
+def load(
+    file: Path = typer.Argument(..., help="Campaign YAML file."),
+    campaign: str | None = typer.Option(
+        None, "--campaign", "-c", help="Campaign id (needed when the file has no campaign: block)."
+    ),
+) -> None:
+    """Load (or update) a campaign from YAML in one transaction; idempotent. A Foundry
+    world, Roll20 export or CSV (told by content) is staged for the DM's review instead."""
+    from glyphoxa_pipelines.campaign.campaign_file import (
+        CampaignFileError,
+        check_campaign_id,
+        parse_campaign_text,
+    )
+    from glyphoxa_pipelines.campaign.campaign_loader import CampaignChoiceError, CampaignLoader
+    from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_text
+    from glyphoxa_pipelines.campaign.tabletop.detect import detect_format
+    from glyphoxa_pipelines.campaign.tabletop.world import TabletopFileError
     from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory.limits import LimitError
 
-    with user_errors(CampaignFileError):
-        parsed = parse_campaign_file(file)
+    errors = (CampaignFileError, CampaignChoiceError, LimitError, InputFileError,
+              TabletopFileError)
+    with user_errors(*errors):
+        if campaign is not None:
+            check_campaign_id(campaign)
+        text = read_input_text(file)
+        fmt = detect_format(text)
+        if fmt != "yaml":
+            from glyphoxa_pipelines.cli.world_import import stage_file
+
+            if campaign is None:
+                raise CampaignChoiceError(f"{file} is a {fmt} import: choose --campaign")
+            stage_file(file, fmt, campaign, dry_run=False)
+            return
+        parsed = parse_campaign_text(text, str(file))
         with open_database() as db:
-            report = CampaignLoader(db).load(parsed)
+            report = CampaignLoader(db).load(parsed, campaign)
     console.print(
         f"campaign {report.campaign_id}: {report.entities} entities "
         f"({report.entities_changed} changed, {report.removed_entities} removed), "

@@ -39,14 +39,14 @@ def campaign_group(ctx: BotContext) -> app_commands.Group:
             campaign = ctx.campaign(interaction, edit=True)
             text = await read_campaign_text(file)
             parsed = parse_campaign_text(text, file.filename)
-            if parsed.campaign.id != campaign:
+            if parsed.campaign is not None and parsed.campaign.id != campaign:
                 raise BotError(f"{file.filename} describes campaign '{parsed.campaign.id}'; "
                                f"this server runs '{campaign}'. Nothing was loaded.")
             # Loading many rows can outlast Discord's 3 s answer deadline.
             await interaction.response.defer(ephemeral=True, thinking=True)
             loader = CampaignLoader(ctx.service.db)
             rep: LoadReport = await ctx.edit(
-                campaign, CampaignLoader.load.op(loader, parsed),  # type: ignore[attr-defined]
+                campaign, CampaignLoader.load.op(loader, parsed, campaign),  # type: ignore[attr-defined]
                 names=True,
             )
             await send(interaction, embed=card(
