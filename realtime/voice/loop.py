@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import Sequence
@@ -43,6 +44,8 @@ from realtime.voice.tool_bridge import (
     run_call,
 )
 from realtime.voice.vad import EnergyVad, Utterance
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "You voice this character in a live tabletop role-playing game. Answer in character, "
@@ -115,6 +118,7 @@ class VoiceLoop:
     async def run(self, source: AudioSource) -> list[TurnResult]:
         """Run until the source ends; one `TurnResult` per utterance answered."""
         results: list[TurnResult] = []
+        await self.prepare()  # an unknown session fails here, before any audio is taken
         async for frame in source.frames():
             state = self._speakers.get(frame.speaker_id)
             if state is None:
@@ -146,11 +150,17 @@ class VoiceLoop:
         state.partial = asyncio.create_task(self._partial(samples, rate))
 
     async def _partial(self, samples: Any, rate: int) -> None:
-        words = await self._hotwords()
-        transcript = await asyncio.to_thread(self.stt.transcribe, samples, rate, hotwords=words)
-        if transcript.text.strip():
-            await self.service.partial(self.config.session_id, transcript.text,
-                                       self.config.npc_id)
+        """Best effort: a partial only warms pre-fetch, so its failure is logged, not raised."""
+        try:
+            words = await self._hotwords()
+            transcript = await asyncio.to_thread(self.stt.transcribe, samples, rate,
+                                                 hotwords=words)
+            if transcript.text.strip():
+                await self.service.partial(self.config.session_id, transcript.text,
+                                           self.config.npc_id)
+        except Exception:
+            log.exception("partial transcription for session %s failed",
+                          self.config.session_id)
 
     async def prepare(self) -> None:
         """The session's campaign and scene, before the first utterance: hotwords rank the

@@ -78,3 +78,36 @@ async def test_wav_in_npc_speech_out(
     t = turn.timings
     assert t["transcript"] <= t["l1_written"] <= t["hot_context"] <= t["first_token"]
     assert t["first_token"] <= t["first_audio"] <= t["done"]
+
+
+async def test_http_turn_endpoint(
+    voice_service: Any, voice_campaign: VoiceCampaign, stt: Any, tts: Any,
+    chat_stub: StreamingChatStub,
+) -> None:
+    import base64
+
+    import httpx
+
+    from realtime.api.app import create_app
+    from realtime.voice.http_api import VoiceEngines, voice_router
+
+    chat_stub.respond = entity_lookup
+    app = create_app(voice_service, mount_mcp=False, open_service=False)
+    engines = VoiceEngines(stt, OpenAIChat("stub", base_url=chat_stub.base_url), tts)
+    app.include_router(voice_router(lambda: voice_service, engines))
+    body = wav_bytes(tts.synthesize(LINE))
+    url = f"/v1/voice/sessions/{voice_campaign.session_id}/npcs/thaldrin/turns"
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        r = await client.post(url, content=body, params={"speaker_name": "Ana"},
+                              headers={"Content-Type": "audio/wav"})
+        bad = await client.post(url, content=b"RIFF not a wav",
+                                headers={"Content-Type": "audio/wav"})
+        unknown = await client.post("/v1/voice/sessions/nope/npcs/thaldrin/turns",
+                                    content=body, headers={"Content-Type": "audio/wav"})
+    assert r.status_code == 200, r.text
+    [turn] = r.json()["turns"]
+    assert turn["tools"] == ["memory.query_entities"] and turn["reply"].startswith("The Sunblade")
+    assert read_wav(base64.b64decode(r.json()["audio_wav"])).seconds > 1.0
+    assert bad.status_code == 422 and bad.json()["error"] == "invalid request"
+    assert unknown.status_code == 404
