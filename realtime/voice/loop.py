@@ -59,7 +59,7 @@ INSTRUCTIONS = (
 class VoiceConfig:
     session_id: str
     npc_id: str
-    partial_every_s: float = 1.0
+    partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
     hotwords: bool = True
     max_tool_rounds: int = 2
     tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
@@ -139,6 +139,8 @@ class VoiceLoop:
         return results
 
     def _maybe_partial(self, state: _Speaking, rate: int, speaker_id: str) -> None:
+        if self.config.partial_every_s <= 0:
+            return  # partials off (an unpaced file: they would only compete with the final)
         samples = state.vad.speech_so_far()
         heard_s = len(samples) / rate
         if heard_s < state.next_partial_s + self.config.partial_every_s:

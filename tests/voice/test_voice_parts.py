@@ -113,3 +113,41 @@ async def test_bad_tool_calls_are_answered_not_raised(
     good = await run_call(voice_service, ToolCall("e", "memory__query_entities",
                                                   '{"name": "Thaldrin"}'), scope, offered)
     assert good.ok and good.result["results"][0]["id"] == "thaldrin"
+
+
+class FakeVoiceClient:
+    """Stands in for discord.VoiceClient: records what it was asked to play."""
+
+    def __init__(self) -> None:
+        self.playing: Any = None
+
+    def is_playing(self) -> bool:
+        return self.playing is not None
+
+    def play(self, source: Any) -> None:
+        self.playing = source
+
+
+async def test_discord_playback_and_receive_adapters() -> None:
+    from types import SimpleNamespace
+
+    from realtime.voice.discord_audio import FRAME_BYTES, DiscordPlayback, VoiceReceiveSource
+
+    client = FakeVoiceClient()
+    playback = DiscordPlayback(client)
+    await playback.play(Synthesized(tone(0.05), RATE))
+    assert client.playing is playback
+    frames = []
+    while chunk := playback.read():
+        frames.append(chunk)
+    assert len(frames) == 3 and all(len(f) == FRAME_BYTES for f in frames)  # 50 ms, padded
+
+    source = VoiceReceiveSource()
+    user = SimpleNamespace(id=42, display_name="Ana")
+    pcm = (np.full(960 * 2, 1000, dtype="<i2")).tobytes()  # 20 ms stereo at 48 kHz
+    source.write(user, SimpleNamespace(pcm=pcm))
+    source.write(None, SimpleNamespace(pcm=pcm))  # an unknown SSRC: no user, dropped
+    source.close()
+    got = [f async for f in source.frames()]
+    assert len(got) == 1 and got[0].speaker_id == "42" and got[0].speaker_name == "Ana"
+    assert got[0].sample_rate == 48_000 and len(got[0].samples) == 960
