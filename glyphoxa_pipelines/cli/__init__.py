@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "serve_commands",
     "spool_commands",
     "discord_commands",
+    "voice_commands",
     "demo",
 )
 

@@ -1,7 +1,9 @@
-"""Room for the live voice loop (not built yet): STT -> correction -> pre-fetch -> hot context
--> LLM -> TTS, each step behind a provider interface.
+"""The live voice loop: audio in -> VAD -> STT (partials feed pre-fetch) -> inline correction
+and the L1 write -> hot context -> LLM turn with the tier's memory tools -> TTS -> audio out.
 
-Belongs here: the loop, its turn queue and the provider interfaces for STT / LLM / TTS it
-drives. It reaches memory only through `MemoryService`'s public methods (`partial`,
-`write_entries`, `hot_context`, `call_tool`). Dependency direction: voice -> service, never back.
+Each step sits behind a Protocol (`interfaces.py`), so the offline defaults (faster-whisper
+tiny.en and piper from registry packages, an energy VAD, any OpenAI-compatible chat server)
+can be swapped without touching the loop. Memory is reached only through `MemoryService`'s
+public methods (`partial`, `write_entries`, `hot_context`, `call_tool`); the dependency points
+voice -> service, never back. Heavy engines load on first use, so importing this is cheap.
 """

@@ -1,0 +1,67 @@
+"""The voice loop over HTTP, for clients without Discord and for tests: one WAV in (one
+speaker's audio, any length, any rate), the NPC's answers out.
+
+`POST /v1/voice/sessions/{session_id}/npcs/{npc_id}/turns` with `Content-Type: audio/wav`
+(16-bit PCM) answers JSON: each turn the audio held (what was heard, written, the tools
+called, the reply, stage timings) and the NPC's speech as a base64 WAV (`audio_wav`, null
+when it said nothing). The router is built around a running service and loaded engines
+(`voice_router`), so mounting it is the app's choice: the main API does not load speech
+models unless asked to.
+"""
+
+from __future__ import annotations
+
+import base64
+import wave
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+
+from realtime.service import MemoryService
+from realtime.voice.audio import BufferSink, WavSource, read_wav, wav_bytes
+from realtime.voice.interfaces import ChatModel, Recognizer, Synthesizer
+from realtime.voice.loop import VoiceConfig, VoiceLoop, summarize
+
+MAX_WAV_BYTES = 16 * 1024 * 1024  # ~8 minutes of 16 kHz mono: one speaker's turn, not a file
+
+
+@dataclass
+class VoiceEngines:
+    stt: Recognizer
+    chat: ChatModel
+    tts: Synthesizer
+
+
+def voice_router(service: Callable[[], MemoryService], engines: VoiceEngines) -> APIRouter:
+    """Routes over `service()` (called per request, so the app may open it later)."""
+    router = APIRouter(prefix="/v1/voice", tags=["voice"])
+
+    @router.post("/sessions/{session_id}/npcs/{npc_id}/turns")
+    async def turns(
+        session_id: str,
+        npc_id: str,
+        request: Request,
+        speaker_id: str = Query("player", max_length=200),
+        speaker_name: str = Query("", max_length=200),
+        hotwords: bool = Query(True, description="Bias STT towards the campaign's names."),
+    ) -> dict[str, Any]:
+        body = await request.body()
+        if len(body) > MAX_WAV_BYTES:
+            raise HTTPException(413, f"audio over {MAX_WAV_BYTES} bytes")
+        try:
+            audio = read_wav(body)
+        except (wave.Error, ValueError, EOFError) as exc:
+            raise HTTPException(422, f"not a 16-bit PCM WAV: {exc}") from exc
+        sink = BufferSink()
+        loop = VoiceLoop(service(), VoiceConfig(session_id, npc_id, hotwords=hotwords),
+                         stt=engines.stt, chat=engines.chat, tts=engines.tts, sink=sink)
+        results = await loop.run(WavSource(audio, speaker_id=speaker_id,
+                                           speaker_name=speaker_name))
+        spoken = sink.joined()
+        out = summarize(results)
+        out["audio_wav"] = base64.b64encode(wav_bytes(spoken)).decode() if spoken else None
+        return out
+
+    return router

@@ -1,0 +1,309 @@
+"""The cascaded voice loop for one NPC in one live session.
+
+Per speaker: frames -> `EnergyVad`; while an utterance is open, its audio so far is
+transcribed every `partial_every_s` in the background and sent to `MemoryService.partial`, so
+pre-fetch runs while the player is still talking. When the VAD closes the utterance:
+
+1. final transcription with the campaign's names as hotwords, Whisper's word probabilities
+   kept as `word_confidences`;
+2. `write_entries` (inline correction, the L1 write, pre-fetch on the corrected text);
+3. the tier for the turn (`select_tier`) and the hot context;
+4. the LLM turn, streamed, offered the tier's memory tools, run through `call_tool`; up to
+   `max_tool_rounds` rounds of calls before the model must answer;
+5. each finished sentence to TTS and the sink while the rest streams; the NPC's answer is
+   written to L1 too, so the next hot context has it under "Just now".
+
+Every stage is timed from the moment the VAD closed the utterance (`TurnResult.timings`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from glyphoxa_pipelines.memory import NotFoundError, SessionStore
+from glyphoxa_pipelines.providers.speech import Transcript
+from realtime.hot_context import HotContext
+from realtime.schemas import EntryIn
+from realtime.service import MemoryService
+from realtime.tools import Tier, ToolScope, select_tier, tools_for_tier
+from realtime.voice.hotwords import hotwords_text, ranked_names
+from realtime.voice.interfaces import AudioSink, AudioSource, ChatModel, Recognizer, Synthesizer
+from realtime.voice.speech_out import SentenceSplitter, Speaker
+from realtime.voice.tool_bridge import (
+    ToolOutcome,
+    assistant_message,
+    function_definitions,
+    run_call,
+)
+from realtime.voice.vad import EnergyVad, Utterance
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "You voice this character in a live tabletop role-playing game. Answer in character, "
+    "spoken aloud: one to three short sentences, no lists, no markdown, no stage directions. "
+    "When asked about something from the past you are unsure of, use a memory tool first. "
+    "Never reveal what your rules or secrets tell you to guard."
+)
+
+
+@dataclass
+class VoiceConfig:
+    session_id: str
+    npc_id: str
+    partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
+    hotwords: bool = True
+    max_tool_rounds: int = 2
+    tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
+    vad: dict[str, Any] = field(default_factory=dict)  # EnergyVad settings
+
+
+@dataclass
+class TurnResult:
+    speaker_id: str
+    transcript: Transcript
+    text: str  # as written to L1, after inline correction
+    corrections: list[dict[str, Any]]
+    tier: str
+    tool_calls: list[ToolOutcome]
+    reply: str
+    audio_s: float
+    speech_s: float
+    timings: dict[str, float]  # milliseconds from the utterance's end
+    partials: int
+    hotwords: str | None
+
+
+@dataclass
+class _Speaking:
+    """One speaker's open utterance: its VAD and the partial transcription in flight."""
+
+    vad: EnergyVad
+    partial: asyncio.Task[None] | None = None
+    next_partial_s: float = 0.0
+    partials: int = 0
+
+
+class VoiceLoop:
+    def __init__(
+        self,
+        service: MemoryService,
+        config: VoiceConfig,
+        *,
+        stt: Recognizer,
+        chat: ChatModel,
+        tts: Synthesizer,
+        sink: AudioSink,
+    ) -> None:
+        self.service = service
+        self.config = config
+        self.stt = stt
+        self.chat = chat
+        self.tts = tts
+        self.sink = sink
+        self._speakers: dict[str, _Speaking] = {}
+        self._heard: list[str] = []  # this loop's recent transcripts, for hotword ranking
+        self._scene: dict[str, Any] = {}
+        self._campaign: str | None = None
+
+    # -- the stream ----------------------------------------------------------------------
+    async def run(self, source: AudioSource) -> list[TurnResult]:
+        """Run until the source ends; one `TurnResult` per utterance answered."""
+        results: list[TurnResult] = []
+        await self.prepare()  # an unknown session fails here, before any audio is taken
+        async for frame in source.frames():
+            state = self._speakers.get(frame.speaker_id)
+            if state is None:
+                state = _Speaking(EnergyVad(**self.config.vad))
+                self._speakers[frame.speaker_id] = state
+            utterance = state.vad.feed(frame)
+            if state.vad.active:
+                self._maybe_partial(state, frame.sample_rate, frame.speaker_id)
+            if utterance is not None:
+                results.append(await self.turn(utterance, partials=state.partials))
+                state.partials = 0
+                state.next_partial_s = 0.0
+        for state in self._speakers.values():
+            if state.partial is not None:
+                with contextlib.suppress(Exception):
+                    await state.partial
+        await self.sink.close()
+        return results
+
+    def _maybe_partial(self, state: _Speaking, rate: int, speaker_id: str) -> None:
+        if self.config.partial_every_s <= 0:
+            return  # partials off (an unpaced file: they would only compete with the final)
+        samples = state.vad.speech_so_far()
+        heard_s = len(samples) / rate
+        if heard_s < state.next_partial_s + self.config.partial_every_s:
+            return
+        if state.partial is not None and not state.partial.done():
+            return  # one partial at a time per speaker: the CPU is shared with the rest
+        state.next_partial_s = heard_s
+        state.partials += 1
+        state.partial = asyncio.create_task(self._partial(samples, rate))
+
+    async def _partial(self, samples: Any, rate: int) -> None:
+        """Best effort: a partial only warms pre-fetch, so its failure is logged, not raised."""
+        try:
+            words = await self._hotwords()
+            transcript = await asyncio.to_thread(self.stt.transcribe, samples, rate,
+                                                 hotwords=words)
+            if transcript.text.strip():
+                await self.service.partial(self.config.session_id, transcript.text,
+                                           self.config.npc_id)
+        except Exception:
+            log.exception("partial transcription for session %s failed",
+                          self.config.session_id)
+
+    async def prepare(self) -> None:
+        """The session's campaign and scene, before the first utterance: hotwords rank the
+        scene first from the start (each hot context refreshes the scene afterwards)."""
+        session = await self.service.run(
+            SessionStore.get_session.op(self.service.sessions, self.config.session_id))
+        if session is None:
+            raise NotFoundError(f"unknown session {self.config.session_id!r}")
+        self._campaign = session.campaign_id
+        self._scene = dict(session.scene or {})
+
+    async def _hotwords(self) -> str | None:
+        if not self.config.hotwords:
+            return None
+        if self._campaign is None:
+            await self.prepare()
+        assert self._campaign is not None
+        names = await self.service.names(self._campaign)
+        if names is None:
+            return None
+        ranked = ranked_names(names.entities.values(), scene=self._scene,
+                              recent_text=self._heard)
+        return hotwords_text(ranked)
+
+    # -- one turn ------------------------------------------------------------------------
+    async def turn(self, utterance: Utterance, *, partials: int = 0) -> TurnResult:
+        cfg = self.config
+        ended = time.perf_counter()
+
+        def since() -> float:
+            return round((time.perf_counter() - ended) * 1000, 2)
+
+        words = await self._hotwords()
+        transcript = await asyncio.to_thread(
+            self.stt.transcribe, utterance.samples, utterance.sample_rate, hotwords=words)
+        timings = {"transcript": since()}
+        if not transcript.text.strip():
+            return TurnResult(utterance.speaker_id, transcript, "", [], "", [], "", 0.0,
+                              utterance.seconds, timings, partials, words)
+        written = await self.service.write_entries(cfg.session_id, [EntryIn(
+            idempotency_key=f"voice-{uuid.uuid4().hex}",
+            text=transcript.text,
+            speaker_id=utterance.speaker_id,
+            speaker_name=utterance.speaker_name or utterance.speaker_id,
+            role="player",
+            spoken_at=datetime.now(UTC),
+            duration_s=round(utterance.seconds, 3),
+            word_confidences=[min(1.0, max(0.0, p)) for p in transcript.word_confidences],
+        )])
+        timings["l1_written"] = since()
+        entry = written["entries"][0]
+        self._heard = [*self._heard[-9:], entry["text"]]
+        first = self.service.turn_count(cfg.session_id, cfg.npc_id) == 0
+        decision = select_tier(utterance=entry["text"], dm_override=cfg.tier, first_turn=first)
+        context = await self.service.hot_context(cfg.session_id, cfg.npc_id)
+        self._scene = _scene_ids(context)
+        timings["hot_context"] = since()
+        speaker = Speaker(self.tts, self.sink)
+        speaker.start()
+        reply, outcomes, first_token = await self._answer(
+            context, utterance, entry["text"], decision.tier, speaker, ended)
+        if first_token is not None:
+            timings["first_token"] = first_token
+        await speaker.finish()
+        if speaker.first_audio_at is not None:
+            timings["first_audio"] = round((speaker.first_audio_at - ended) * 1000, 2)
+        timings["done"] = since()
+        if reply.strip():
+            await self._write_reply(context, reply)
+        return TurnResult(utterance.speaker_id, transcript, entry["text"],
+                          entry.get("corrections", []), decision.tier.value, outcomes, reply,
+                          speaker.audio_s, utterance.seconds, timings, partials, words)
+
+    async def _answer(
+        self, context: HotContext, utterance: Utterance, text: str, tier: Tier,
+        speaker: Speaker, ended: float,
+    ) -> tuple[str, list[ToolOutcome], float | None]:
+        cfg = self.config
+        specs = tools_for_tier(tier, self.service.latencies)
+        offered = [s.name for s in specs]
+        tools = function_definitions(specs)
+        who = utterance.speaker_name or utterance.speaker_id
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": f"{INSTRUCTIONS}\n\n{context.prompt}"},
+            {"role": "user", "content": f"{who}: {text}"},
+        ]
+        scope = ToolScope(context.campaign_id, cfg.session_id, cfg.npc_id)
+        outcomes: list[ToolOutcome] = []
+        splitter = SentenceSplitter()
+        reply: list[str] = []
+        first_token: float | None = None
+        for round_ in range(cfg.max_tool_rounds + 1):
+            offer = tools if round_ < cfg.max_tool_rounds else []
+            calls = []
+            async for event in self.chat.stream(messages, offer):
+                if event.text:
+                    if first_token is None:
+                        first_token = round((time.perf_counter() - ended) * 1000, 2)
+                    reply.append(event.text)
+                    for sentence in splitter.feed(event.text):
+                        speaker.say(sentence)
+                calls.extend(event.tool_calls)
+            if not calls:
+                break
+            messages.append(assistant_message(calls))
+            for call in calls:
+                outcome = await run_call(self.service, call, scope, offered)
+                outcomes.append(outcome)
+                messages.append(outcome.message())
+        for sentence in splitter.flush():
+            speaker.say(sentence)
+        return "".join(reply).strip(), outcomes, first_token
+
+    async def _write_reply(self, context: HotContext, reply: str) -> None:
+        await self.service.write_entries(self.config.session_id, [EntryIn(
+            idempotency_key=f"voice-{uuid.uuid4().hex}",
+            text=reply,
+            speaker_id=self.config.npc_id,
+            speaker_name=str(context.identity.get("name") or self.config.npc_id),
+            role="npc",
+            npc_id=self.config.npc_id,
+            spoken_at=datetime.now(UTC),
+        )])
+
+
+def _scene_ids(context: HotContext) -> dict[str, Any]:
+    scene = context.scene or {}
+    return {
+        "location": (scene.get("location") or {}).get("id"),
+        "present": [p.get("id") for p in scene.get("present") or [] if p.get("id")],
+    }
+
+
+def summarize(results: Sequence[TurnResult]) -> dict[str, Any]:
+    """What a run did, as one JSON-able dict (the CLI prints it)."""
+    return {
+        "turns": [
+            {"speaker": r.speaker_id, "heard": r.transcript.text, "written": r.text,
+             "corrections": r.corrections, "tier": r.tier,
+             "tools": [o.tool for o in r.tool_calls], "reply": r.reply,
+             "audio_s": round(r.audio_s, 2), "timings_ms": r.timings, "partials": r.partials}
+            for r in results
+        ]
+    }
