@@ -200,7 +200,7 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
     cid = ds.campaign_id
     names = [f"Name{i:05d}" for i in range(min(300, len(ds.entity_ids)))]
     rng = np.random.default_rng(11)
-    words = scale_dataset._WORDS
+    words = scale_dataset.GAME_WORDS
     out: dict[str, dict] = {}
     try:
         await svc.names(cid)

@@ -39,7 +39,9 @@ MODEL = "all-MiniLM-L6-v2"
 DIM = 384
 T0 = datetime(2025, 1, 6, 19, 0, tzinfo=UTC)
 
-_WORDS = (
+# Game vocabulary mixed into the generated transcripts; the realtime bench draws its utterances
+# from it too, so both speak the same words.
+GAME_WORDS = (
     "dragon tavern sword wizard tower crown king queen shard poison forge hammer mine guard "
     "captain ledger feast manor gate barracks river bridge forest cave goblin orc elf dwarf "
     "spell scroll potion gold coin map riddle vault secret door key ship storm temple priest "
@@ -99,7 +101,7 @@ def _vocabulary() -> tuple[list[str], np.ndarray]:
     them as a 56-word vocabulary would."""
     from wordfreq import top_n_list, word_frequency
 
-    words = top_n_list("en", 8000) + _WORDS
+    words = top_n_list("en", 8000) + GAME_WORDS
     freqs = np.array([word_frequency(w, "en") for w in words])
     return np.array(words), np.cumsum(freqs / freqs.sum())
 

@@ -227,11 +227,15 @@ def backfill_command(
 
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import open_database
-    from glyphoxa_pipelines.pipeline.backfill import daemon_running, launch_campaign_backfill
+    from glyphoxa_pipelines.pipeline.backfill import (
+        BackfillLaunchError,
+        daemon_running,
+        launch_campaign_backfill,
+    )
     from glyphoxa_pipelines.pipeline.dagster_home import apply_dagster_env
 
     settings = Settings.from_env()
-    with user_errors(ValueError), open_database(settings) as db:
+    with user_errors(ValueError, BackfillLaunchError), open_database(settings) as db:
         apply_dagster_env(settings)
         with DagsterInstance.get() as instance:
             launch = launch_campaign_backfill(

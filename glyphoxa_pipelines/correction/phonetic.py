@@ -27,22 +27,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rapidfuzz import process
-from rapidfuzz.distance import Indel, JaroWinkler
-
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, Method
-from glyphoxa_pipelines.correction.name_index import (
-    NameForm,
-    NameIndex,
-    english_stems,
-    english_zipf,
-    is_compound,
-    normalize,
-    phonetic_codes,
-    spelling_key,
-    unify_apostrophes,
-    word_zipf,
-)
+from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex, normalize, word_zipf
+from glyphoxa_pipelines.correction.window_scoring import Window, best_name, normalized_hit
 
 TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
@@ -51,8 +38,6 @@ _CAMEL = re.compile(r"[a-z][A-Z]")
 _NAME_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|La|Le|Van|Von)(?=[A-Z])")
 _CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
 _POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
-_MARKS = "'’ʼ-"
-_jw = JaroWinkler.similarity
 _CACHE = 200_000
 
 
@@ -196,302 +181,6 @@ def _case_like(original: str, surface: str) -> str:
     return surface
 
 
-class _Window:
-    """Facts about one window that survived the cheap checks of `find_corrections`."""
-
-    __slots__ = (
-        "norms",
-        "joined",
-        "text",
-        "zipfs",
-        "exact_tokens",
-        "all_common",
-        "titled",
-        "initial",
-        "english",
-        "listed",
-    )
-
-    def __init__(
-        self,
-        norms: list[str],
-        joined: str,
-        text: str,
-        zipfs: list[float],
-        exact_tokens: list[bool],
-        all_common: bool,
-        titled: bool,
-        initial: bool = False,
-    ) -> None:
-        self.norms = norms
-        self.joined = joined
-        self.text = text
-        self.zipfs = zipfs
-        self.exact_tokens = exact_tokens
-        self.all_common = all_common
-        self.titled = titled  # every word capitalized, not at a sentence start
-        self.initial = initial  # the first word starts a sentence
-        self.english = False  # a single word that is (rare) English
-        self.listed = False  # a single word the English list knows, however rarely
-
-
-def _aligned_score(win: _Window, form: NameForm, cfg: CorrectionConfig) -> float | None:
-    """Word-by-word comparison for a window with as many words as the name, else None."""
-    total = 0.0
-    differs = False
-    anchored = False  # some word of the name was heard exactly
-    for k, (word, name_word) in enumerate(zip(win.norms, form.words, strict=True)):
-        if word == name_word:
-            total += 1.0
-            anchored = True
-            continue
-        if win.exact_tokens[k]:
-            return None  # a correctly heard other name is never rewritten
-        differs = True
-        sim = _jw(word, name_word)
-        overlap = any(c in form.word_codes[k] for c in phonetic_codes(word))
-        short = min(len(word), len(name_word)) <= cfg.short_length
-        if short and not overlap:
-            return None
-        if short and word[0] == name_word[0]:
-            # "Lady Vecks" for "Lady Vex": same sounds, the rest of the name as context
-            sim = max(sim, cfg.phonetic_threshold)
-            need = cfg.phonetic_threshold
-        else:
-            need = cfg.fuzzy_threshold if (short or not overlap) else cfg.phonetic_threshold
-        if sim < need:
-            return None
-        total += sim
-    if not differs or (len(form.words) > 1 and not anchored and total / len(form.words) < 0.8):
-        return None
-    return total / len(form.words)
-
-
-def _code_need(code_length: int, cfg: CorrectionConfig) -> float:
-    """Jaro-Winkler needed on top of a code match: the longer the codes that agree, the more
-    evidence they are, from `fuzzy_threshold` for 3-letter codes down to `phonetic_threshold`."""
-    step = (cfg.fuzzy_threshold - cfg.phonetic_threshold) / 6
-    return max(cfg.phonetic_threshold, cfg.fuzzy_threshold - step * max(0, code_length - 3))
-
-
-def _joined_score(
-    win: _Window, form: NameForm, cfg: CorrectionConfig, codes: tuple[str, ...]
-) -> tuple[float, Method] | None:
-    """Compare the space-stripped window with the space-stripped name."""
-    n = len(win.norms)
-    if form.common or (n > 1 and n == form.n_words):
-        return None  # ordinary-word names are written right; equal word counts align instead
-    if n > form.n_words + cfg.max_extra_words:
-        return None
-    length, name_length = len(win.joined), len(form.joined)
-    ratio = length / name_length
-    if ratio < cfg.min_length_ratio or ratio > cfg.max_length_ratio:
-        # compare the lengths of the spellings folded to sounds: "vacks" is "vaks", not 5/3
-        ratio = len(spelling_key(win.joined)) / len(form.key)
-        if ratio < cfg.min_length_ratio or ratio > cfg.max_length_ratio:
-            return None
-    split = n > form.n_words
-    if split and max(win.zipfs) >= cfg.function_zipf:
-        return None  # "sound as the duergar": function words are their own words
-    matched = [c for c in codes if c in form.codes]
-    # the same sounds in another English spelling ("vacks", "vacx" for "Vax"): Double Metaphone
-    # may code them apart ("vacx" is FKKS, "Vax" FKS), the folded spellings agree
-    homophone = n == 1 and form.n_words == 1 and spelling_key(win.joined) == form.key
-    short = min(length, name_length) <= cfg.short_length
-    # Several English words ("tight roll") become a name only when they spell it almost exactly
-    # ("key leith" → "Keyleth"), unless capitalized like a name mid-sentence.
-    english_words = split and not win.titled and min(win.zipfs) >= cfg.english_zipf
-    if matched or homophone:
-        # a spelling of the very sounds needs only the phonetic threshold
-        need = cfg.phonetic_threshold if homophone else _code_need(max(map(len, matched)), cfg)
-        if win.english:
-            # a capitalized English word ("Milli", "Clarita") is a name of its own as likely
-            need = max(need, cfg.english_name_threshold)
-        elif (win.listed and not homophone) or win.all_common:
-            need = max(need, cfg.fuzzy_threshold)
-        elif short:
-            # "Vaks" for "Vax": short names need the same first letter and a close spelling
-            if win.joined[0] != form.joined[0]:
-                return None
-            need = max(need, (cfg.phonetic_threshold + cfg.fuzzy_threshold) / 2)
-        elif n == 1 and win.text[:1].isupper():
-            # written as a name already ("Grimthorn", "Alduin"): it may well be a name the
-            # graph does not know yet, so a weak resemblance to a known one is not enough
-            need = max(need, cfg.fuzzy_threshold)
-        if split:
-            need = max(need, cfg.split_phonetic_threshold)
-        if english_words:
-            # English words that spell the name almost exactly ("key leith"), or that agree
-            # with it in a long code and are an unlikely pair of words to say ("tube rus" →
-            # TPRS = "Tiberius"; not "tight roll" → "Thidroll": everyday words, likely said)
-            if (
-                max(map(len, matched)) >= cfg.split_code_length
-                and sum(win.zipfs) / n <= cfg.split_pair_zipf
-            ):
-                need = max(need, cfg.fuzzy_threshold)
-            else:
-                need = max(need, cfg.split_threshold)
-    elif english_words:
-        return None
-    else:
-        # No phonetic agreement: only a close spelling of a longer word that is no English.
-        if min(length, name_length) < cfg.fuzzy_min_length or not 0.8 <= ratio <= 1.25:
-            return None
-        unknown = [w for w in win.norms if english_zipf(w) < cfg.english_zipf]
-        if not unknown or any(is_compound(w, cfg.common_zipf) for w in unknown):
-            return None
-        if Indel.normalized_similarity(win.joined, form.joined) < 0.8:
-            return None
-        need = cfg.fuzzy_threshold
-    blend = (bool(matched) or homophone) and not english_words
-
-    def similarity(joined: str) -> float:
-        plain = _jw(joined, form.joined)
-        if not blend:
-            return plain
-        # "vacks" for "Vax": the same sounds spelled another English way count half
-        return (plain + _jw(spelling_key(joined), form.key)) / 2
-
-    score = similarity(win.joined)
-    if score < need:
-        return None
-    # Every word must earn its place: dropping an edge word must make the match worse.
-    if n > 1 and (
-        similarity("".join(win.norms[1:])) >= score or similarity("".join(win.norms[:-1])) >= score
-    ):
-        return None
-    if form.n_words > 1:
-        score = max(score, _jw(" ".join(win.norms), form.spaced))
-    return score, ("phonetic" if matched or homophone else "fuzzy")
-
-
-def _normalized_hit(
-    win: _Window, forms: list[NameForm], cfg: CorrectionConfig
-) -> tuple[NameForm, float, Method, bool] | None:
-    """The window is spelled like a name up to case, spacing and punctuation."""
-    text = unify_apostrophes(win.text)
-    upper = text.upper()
-    for form in forms:
-        surface = unify_apostrophes(form.surface)
-        if text == surface or (upper == text and upper == surface.upper()):
-            return form, 1.0, "normalized", True
-    form = forms[0]
-    surface = unify_apostrophes(form.surface)
-    if any(text.count(mark) > surface.count(mark) for mark in _MARKS):
-        return None  # "Mur-ghol", "NPC's": punctuation the speaker chose is not an STT error
-    if win.titled and len(win.norms) > 1 and " " not in surface:
-        return None  # "Feather Fall" for "Featherfall": written as a name already, in two words
-    if text[:1].isupper() and text.lower() == surface.lower():
-        return None  # "Tal'dorei" for "Tal'Dorei": already written as a name
-    if len(win.norms) == 1:
-        if win.zipfs[0] >= cfg.common_zipf:
-            return None  # "pike" may be the fish: ordinary words are left alone
-        return form, 1.0, "normalized", False
-    if win.all_common and (form.common or len(form.joined) < 6):
-        return None  # an ordinary phrase ("the tower", "be an") spelled like a name
-    if (
-        win.all_common
-        and english_zipf(form.joined) >= cfg.english_zipf
-        and (text[1:] if win.initial else text).islower()
-    ):
-        # "ball sack" for "Ballsack": the name is itself a word of the English list, and
-        # ordinary words in lower case that spell it are that word's open spelling
-        return None
-    return form, 1.0, "normalized", False
-
-
-def _evaluate(
-    win: _Window, index: NameIndex, cfg: CorrectionConfig
-) -> tuple[NameForm, float, Method, bool] | None:
-    """Best name for a window that is not spelled like one, as (form, score, method, exact)."""
-    n = len(win.norms)
-    found: dict[int, tuple[NameForm, float, Method]] = {}
-
-    hyphen = "-" in win.text
-
-    def consider(form: NameForm, score: float, method: Method) -> None:
-        if hyphen and "-" not in form.surface:
-            return  # "Vax-inate", "Angeles-based": a hyphen the speaker chose
-        old = found.get(id(form))
-        if old is None or old[1] < score:
-            found[id(form)] = (form, score, method)
-
-    if n == 1:
-        # A real English word is replaced by a differently spelled name on its own only when it
-        # is capitalized like a name mid-sentence ("Clarita" for "Clarota", never "careen").
-        # Stems that are names do not count: "Tiberiuss" is no English word.
-        by_joined = index.by_joined
-        englishness = max(
-            (z for stem, z in english_stems(win.joined) if stem not in by_joined), default=0.0
-        )
-        win.english = englishness >= cfg.english_zipf
-        win.listed = englishness >= cfg.listed_zipf
-        joined_ok = englishness < cfg.common_zipf and (
-            not win.english or (win.titled and len(win.joined) > cfg.short_length)
-        )
-    else:
-        joined_ok = (
-            not any(win.exact_tokens)
-            # a very frequent word at an edge ("is", "on", "the") is its own word
-            and max(win.zipfs[0], win.zipfs[-1]) < cfg.function_zipf
-        )
-    codes: tuple[str, ...] = ()
-    if joined_ok:
-        codes = phonetic_codes(win.joined)
-        for code in codes:
-            for form in index.by_code.get(code, ()):
-                result = _joined_score(win, form, cfg, codes)
-                if result is not None:
-                    consider(form, *result)
-        if n == 1:
-            for form in index.by_key.get(spelling_key(win.joined), ()):
-                if id(form) not in found:
-                    result = _joined_score(win, form, cfg, codes)
-                    if result is not None:
-                        consider(form, *result)
-    # Word-by-word against names of as many words; two ordinary words ("black power" for
-    # "Black Powder") are too weak a sign of a name.
-    if n in index.multi_sizes and not (win.all_common and n < 3):
-        keys = [(n, "w:" + win.norms[0]), (n, "w:" + win.norms[-1])]
-        if not win.all_common:
-            for word in (win.norms[0], win.norms[-1]):
-                keys.extend((n, "c:" + c) for c in phonetic_codes(word))
-        seen: set[int] = set()
-        for key in keys:
-            for form in index.by_edge.get(key, ()):
-                if id(form) in seen:
-                    continue
-                seen.add(id(form))
-                aligned = _aligned_score(win, form, cfg)
-                if aligned is not None and aligned >= cfg.phonetic_threshold:
-                    consider(form, aligned, "aligned")
-    if not found and joined_ok and not win.all_common and min(win.zipfs) < cfg.rare_zipf:
-        bucket = index.by_first.get(win.joined[0])
-        if bucket is not None:
-            strings, bucket_forms = bucket
-            for _, _, pos in process.extract(
-                win.joined,
-                strings,
-                scorer=_jw,
-                score_cutoff=cfg.fuzzy_threshold,
-                limit=3,
-            ):
-                form = bucket_forms[pos]
-                result = _joined_score(win, form, cfg, codes)
-                if result is not None:
-                    consider(form, *result)
-    if not found:
-        return None
-    ranked = sorted(found.values(), key=lambda item: -item[1])
-    best_form, best_score, best_method = ranked[0]
-    for form, score, _ in ranked[1:]:
-        if best_score - score > cfg.ambiguity_margin:
-            break
-        if form.canonical != best_form.canonical and form.surface != best_form.surface:
-            return None  # two entities fit about equally well: leave it to a human or stage 2
-    return best_form, best_score, best_method, False
-
-
 def find_corrections(
     text: str, index: NameIndex, config: CorrectionConfig | None = None
 ) -> tuple[list[Correction], list[tuple[int, int]]]:
@@ -563,7 +252,7 @@ def find_corrections(
                         continue
                     if n == 1 and exact_tokens[first]:
                         continue
-                win = _Window(
+                win = Window(
                     norms_of[first:last] + [norm],
                     win_joined,
                     text[starts[first] : end],
@@ -574,9 +263,9 @@ def find_corrections(
                     scan.initial[first],
                 )
                 if forms is not None:
-                    result = _normalized_hit(win, forms, cfg)
+                    result = normalized_hit(win, forms, cfg)
                 else:
-                    result = _evaluate(win, index, cfg)
+                    result = best_name(win, index, cfg)
                 if result is not None:
                     form, score, method, exact = result
                     split = n > form.n_words and not exact and method != "normalized"

@@ -96,15 +96,19 @@ def status(pgdata: Path) -> EmbeddedStatus:
 def stop(pgdata: Path) -> bool:
     """Stop the server if it runs; True when it was running."""
     _quiet_platformdirs()
-    from pgserver._commands import pg_ctl
+    # pgserver exports one function per bundled binary (pg_ctl, initdb, ...) at the package
+    # top level; its server handle only stops through the last handle of the process that
+    # started it, and the server outlives that process here, so stop runs pg_ctl itself.
+    import pgserver
 
     st = status(pgdata)
     if not st.running:
         return False
+    # As root pgserver runs the server as its own "pgserver" user, so pg_ctl must run as it too.
     user = "pgserver" if os.geteuid() == 0 else None
     with _data_folder_lock(pgdata):
         try:
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
         except subprocess.CalledProcessError as exc:
             raise EmbeddedServerError(f"could not stop the embedded PostgreSQL: {exc}") from exc
     return True

@@ -4,8 +4,10 @@ against the real database and a real Dagster instance."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import pytest
 from dagster import (
     AssetKey,
     DagsterInstance,
@@ -154,6 +156,24 @@ def test_backfill_covers_every_session_of_the_campaign(
     subset = session_fill.asset_backfill_data.target_subset
     keys = subset.get_partitions_subset(AssetKey("chunk_embeddings")).get_partition_keys()
     assert sorted(keys) == sorted(sessions)
+    assert session_fill.title == f"{campaign_id} chunk_embeddings"
     campaign_fill = backfills[launch.backfill_ids[1]]
     assert campaign_fill.asset_selection == [AssetKey("campaign_consolidation")]
+    keys = campaign_fill.asset_backfill_data.target_subset.get_partitions_subset(
+        AssetKey("campaign_consolidation")).get_partition_keys()
+    assert list(keys) == [campaign_id]
     assert set(sessions) <= set(dagster_instance.get_dynamic_partitions(SESSIONS))
+
+
+@pytest.mark.slow  # a dagster-graphql child process
+def test_a_backfill_dagster_refuses_is_an_error(dagster_instance: DagsterInstance) -> None:
+    from glyphoxa_pipelines.pipeline.backfill import (
+        BackfillLaunchError,
+        backfill_params,
+        launch_backfills,
+    )
+
+    params = backfill_params("c1", ["no_such_asset"], ["s1"])
+    with pytest.raises(BackfillLaunchError, match="no_such_asset"):
+        launch_backfills([params], Path(dagster_instance.root_directory))
+    assert dagster_instance.get_backfills() == []

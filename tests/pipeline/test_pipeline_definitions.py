@@ -3,6 +3,7 @@ and the realtime path never imports Dagster."""
 
 from __future__ import annotations
 
+import contextvars
 import subprocess
 import sys
 
@@ -14,7 +15,10 @@ from glyphoxa_pipelines.pipeline import CAMPAIGN_ASSETS, SESSION_ASSETS
 def test_definitions_load() -> None:
     from glyphoxa_pipelines.definitions import defs
 
-    Definitions.validate_loadable(defs)
+    # A code location loads in a fresh process. Dagster keeps the current instance's state
+    # storage in a context variable, and earlier tests' instances can leave it set after their
+    # folders are gone, so the load runs in an empty context, as it would in that fresh process.
+    contextvars.Context().run(Definitions.validate_loadable, defs)
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == set(SESSION_ASSETS) | set(CAMPAIGN_ASSETS)
