@@ -18,10 +18,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_fixed
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +72,18 @@ def start(pgdata: Path) -> str:
     _quiet_platformdirs()
     import pgserver
 
-    try:
+    # The postmaster writes postmaster.pid line by line while it starts (and a standalone
+    # backend briefly owns it, with a negative pid); pgserver's reader asserts on a file it
+    # catches half-written. That is a moment, not a failure: read it again shortly.
+    @retry(retry=retry_if_exception_type(AssertionError), stop=stop_after_attempt(5),
+           wait=wait_fixed(0.5), reraise=True)
+    def get_server() -> Any:
         with _data_folder_lock(pgdata):
             pgdata.mkdir(parents=True, exist_ok=True)
-            server = pgserver.get_server(pgdata, cleanup_mode=None)
+            return pgserver.get_server(pgdata, cleanup_mode=None)
+
+    try:
+        server = get_server()
     except Exception as exc:  # pgserver raises CalledProcessError / AssertionError / OSError
         log_file = pgdata / "log"
         tail = log_file.read_text(errors="replace")[-2000:] if log_file.exists() else ""
