@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -418,8 +419,13 @@ def latency(utts: list[str], index: NameIndex, warmup: int = 300) -> dict:
         correct(u, index)
         cpu.append((time.thread_time_ns() - c0) / 1e6)
         wall.append((time.perf_counter_ns() - t0) / 1e6)
-    wall.sort()
-    cpu.sort()
+    return latency_summary(wall, cpu)
+
+
+def latency_summary(wall: list[float], cpu: list[float]) -> dict[str, Any]:
+    """Median, p95 and max of per-utterance wall time, and median / p95 of its CPU time (ms):
+    CPU time is what a loaded shared machine distorts least."""
+    wall, cpu = sorted(wall), sorted(cpu)
 
     def pct(values: list[float], q: float) -> float:
         return round(values[int(q * (len(values) - 1))], 4)

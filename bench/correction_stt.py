@@ -37,6 +37,7 @@ from correction import (  # noqa: E402
     evaluate,
     generated_names,
     group_variants,
+    latency_summary,
     load_lines,
 )
 
@@ -159,19 +160,7 @@ def latency(rows: list[dict[str, Any]], index: NameIndex, rounds: int = 5) -> di
             correct(row["hypothesis"], index, row.get("word_confidences"), scene=row.get("scene"))
             cpu.append((time.thread_time_ns() - c0) / 1e6)
             wall.append((time.perf_counter_ns() - t0) / 1e6)
-    wall.sort()
-    cpu.sort()
-
-    def pct(values: list[float], q: float) -> float:
-        return round(values[int(q * (len(values) - 1))], 4)
-
-    return {
-        "utterances": len(wall),
-        "p50_ms": pct(wall, 0.5),
-        "p95_ms": pct(wall, 0.95),
-        "cpu_p50_ms": pct(cpu, 0.5),
-        "cpu_p95_ms": pct(cpu, 0.95),
-    }
+    return latency_summary(wall, cpu)
 
 
 def synthetic(data: Path, episodes: int, seed: int) -> dict[str, Any] | None:
