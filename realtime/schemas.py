@@ -92,6 +92,9 @@ class ToolCallIn(_Body):
     campaign_id: IdText | None = None
     session_id: IdText | None = None
     npc_id: IdText | None = None
+    tier: Literal["FAST", "STANDARD", "DEEP"] | None = Field(
+        None, description="The turn's tool tier: a tool it does not offer is refused."
+    )
     arguments: JsonObject = Field(default_factory=dict)
 
 

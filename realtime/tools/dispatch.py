@@ -3,6 +3,7 @@ run the tool, time it. Degraded memory is a result the LLM can read, not a crash
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -18,9 +19,9 @@ from realtime.tools import (
 )
 from realtime.tools.context import ToolContext
 from realtime.tools.registry import validate
-from realtime.tools.results import degraded_result
+from realtime.tools.results import degraded_result, refused_result
 from realtime.tools.scope import ToolScope
-from realtime.tools.tiers import LatencyTracker
+from realtime.tools.tiers import LatencyTracker, refusal
 
 Handler = Callable[[ToolContext, Any, ToolScope], Awaitable[list[dict[str, Any]]]]
 
@@ -42,8 +43,11 @@ async def call_tool(
     campaign_of: Callable[[str], Awaitable[str]],
     latencies: LatencyTracker,
 ) -> dict[str, Any]:
-    """Validate, run, time. A scope with a session but no campaign gets the session's."""
+    """Validate, refuse a tool the scope's tier does not offer, run, time. A scope with a
+    session but no campaign gets the session's."""
     args = validate(name, arguments)
+    if scope.tier is not None and not latencies.offers(scope.tier, name):
+        return refused_result(name, scope.tier, refusal(name, scope.tier, latencies))
     campaign_id = scope.campaign_id
     if campaign_id is None and scope.session_id:
         try:
@@ -54,7 +58,7 @@ async def call_tool(
         raise InvalidInputError(
             "a tool call needs a campaign: bind campaign_id or session_id in its context"
         )
-    scope = ToolScope(campaign_id, scope.session_id, scope.npc_id)
+    scope = dataclasses.replace(scope, campaign_id=campaign_id)
     start = time.perf_counter()
     try:
         results = await HANDLERS[name](ctx, args, scope)
