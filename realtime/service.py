@@ -23,6 +23,7 @@ from glyphoxa_pipelines.memory import (
     GraphRAGQuerier,
     KnowledgeGraph,
     NpcProfile,
+    RecapStore,
     Relationship,
     SemanticIndex,
     SessionStore,
@@ -87,7 +88,7 @@ class MemoryService:
         self.search_counters = SearchCounters()
         self.tools = ToolContext(self.guard, self.index, self.graph, GraphRAGQuerier(self.db),
                                  SummaryStore(self.db), self.sessions, self.embedder, search,
-                                 self.search_counters)
+                                 self.search_counters, RecapStore(self.db))
         self.latencies = LatencyTracker()
         self.background = Background()
         self.graph_cache = GraphCache()

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "pipeline_commands",
     "serve_commands",
     "spool_commands",
+    "recap_commands",
     "discord_commands",
     "demo",
 )

@@ -11,6 +11,7 @@ from typing import Any
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import InvalidInputError
 from realtime.tools import (
+    get_recap,
     get_session_summary,
     query_entities,
     search_facts,
@@ -29,6 +30,7 @@ HANDLERS: dict[str, Handler] = {
     "memory.search_sessions": search_sessions.run,
     "memory.query_entities": query_entities.run,
     "memory.get_session_summary": get_session_summary.run,
+    "memory.get_recap": get_recap.run,
     "memory.search_facts": search_facts.run,
     "memory.search_graph": search_graph.run,
 }

@@ -9,7 +9,7 @@ def test_tiers_follow_measured_p50() -> None:
     lat = tl.LatencyTracker()
     fast = {s.name for s in tl.tools_for_tier(tl.Tier.FAST, lat)}
     assert fast == {"memory.query_entities", "memory.get_session_summary",
-                    "memory.search_facts"}  # priors
+                    "memory.get_recap", "memory.search_facts"}  # priors
     assert {s.name for s in tl.tools_for_tier(tl.Tier.STANDARD, lat)} == set(tl.TOOLS)
     for _ in range(20):
         lat.record("memory.search_sessions", 4.0)
