@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "serve_commands",
     "spool_commands",
     "recap_commands",
+    "inspect_commands",
     "discord_commands",
     "demo",
 )
