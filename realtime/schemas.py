@@ -127,7 +127,7 @@ class FactIn(_Body):
     source: RequiredName = Field(description="Entity id or name.")
     relation: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=100)
     target: RequiredName = Field(description="Entity id or name.")
-    visibility: Literal["public", "secret"] = "public"
+    visibility: Literal["public", "secret", "hidden"] = "public"
     known_by: list[RequiredId] = Field(default_factory=list, max_length=100)
     session_id: IdText | None = None
     evidence: EvidenceText = ""
@@ -140,6 +140,12 @@ class RetconIn(_Body):
     replacement: FactIn | None = None
 
 
+class RevealIn(_Body):
+    """Reveal a fact: to these NPCs, or (`to` null) to all."""
+
+    to: list[RequiredId] | None = Field(None, max_length=100)
+
+
 class VisibilityIn(_Body):
-    visibility: Literal["public", "secret"]
+    visibility: Literal["public", "secret", "hidden"]
     known_by: list[RequiredId] = Field(default_factory=list, max_length=100)

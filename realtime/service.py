@@ -242,6 +242,10 @@ class MemoryService:
                              known_by: list[str]) -> Relationship:
         return await self.dm.set_visibility(campaign_id, fact_id, visibility, known_by)
 
+    async def reveal(self, campaign_id: str, fact_id: int, to: list[str] | None
+                     ) -> Relationship:
+        return await self.dm.reveal(campaign_id, fact_id, to)
+
     async def review_queue(self, campaign_id: str) -> list[dict[str, Any]]:
         return await self.dm.review_queue(campaign_id)
 
