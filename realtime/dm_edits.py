@@ -129,6 +129,14 @@ class DmEdits:
 
         return await self.edit(campaign_id, op())
 
+    async def reveal(
+        self, campaign_id: str, fact_id: int, to: list[str] | None
+    ) -> Relationship:
+        """Tell chosen NPCs a secret or hidden fact, or (`to` None) make it public."""
+        return await self.edit(
+            campaign_id, KnowledgeGraph.reveal.op(self._graph, campaign_id, fact_id, to)
+        )
+
     async def set_visibility(
         self, campaign_id: str, fact_id: int, visibility: str, known_by: list[str]
     ) -> Relationship:

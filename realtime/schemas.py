@@ -93,6 +93,9 @@ class ToolCallIn(_Body):
     campaign_id: IdText | None = None
     session_id: IdText | None = None
     npc_id: IdText | None = None
+    tier: Literal["FAST", "STANDARD", "DEEP"] | None = Field(
+        None, description="The turn's tool tier: a tool it does not offer is refused."
+    )
     arguments: JsonObject = Field(default_factory=dict)
 
 
@@ -125,7 +128,7 @@ class FactIn(_Body):
     source: RequiredName = Field(description="Entity id or name.")
     relation: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=100)
     target: RequiredName = Field(description="Entity id or name.")
-    visibility: Literal["public", "secret"] = "public"
+    visibility: Literal["public", "secret", "hidden"] = "public"
     known_by: list[EntityRef] = Field(default_factory=list, max_length=100)
     session_id: IdText | None = None
     evidence: EvidenceText = ""
@@ -138,6 +141,12 @@ class RetconIn(_Body):
     replacement: FactIn | None = None
 
 
+class RevealIn(_Body):
+    """Reveal a fact: to these NPCs, or (`to` null) to all."""
+
+    to: list[EntityRef] | None = Field(None, max_length=100)
+
+
 class VisibilityIn(_Body):
-    visibility: Literal["public", "secret"]
+    visibility: Literal["public", "secret", "hidden"]
     known_by: list[EntityRef] = Field(default_factory=list, max_length=100)

@@ -24,6 +24,7 @@ from glyphoxa_pipelines.memory import (
     GraphRAGQuerier,
     KnowledgeGraph,
     NpcProfile,
+    RecapStore,
     Relationship,
     SemanticIndex,
     SessionStore,
@@ -89,7 +90,7 @@ class MemoryService:
         self.search_counters = SearchCounters()
         self.tools = ToolContext(self.guard, self.index, self.graph, GraphRAGQuerier(self.db),
                                  SummaryStore(self.db), self.sessions, self.embedder, search,
-                                 self.search_counters)
+                                 self.search_counters, RecapStore(self.db))
         self.latencies = LatencyTracker()
         self.background = Background()
         self.graph_cache = GraphCache()
@@ -252,6 +253,10 @@ class MemoryService:
     async def set_visibility(self, campaign_id: str, fact_id: int, visibility: str,
                              known_by: list[str]) -> Relationship:
         return await self.dm.set_visibility(campaign_id, fact_id, visibility, known_by)
+
+    async def reveal(self, campaign_id: str, fact_id: int, to: list[str] | None
+                     ) -> Relationship:
+        return await self.dm.reveal(campaign_id, fact_id, to)
 
     async def review_queue(self, campaign_id: str) -> list[dict[str, Any]]:
         return await self.dm.review_queue(campaign_id)

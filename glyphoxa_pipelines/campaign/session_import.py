@@ -6,17 +6,25 @@ refused, naming the changed lines, unless the import is asked to replace: then t
 entries are deleted and the new version written in the same transaction, so readers see the
 old version or the new one, never a mix. `raw_text` stays immutable: entries are replaced as
 rows, never rewritten in place.
+
+The timeline: a file that dates its lines keeps its dates. One that does not (plain text,
+SRT offsets, CRD3) gets its start from the importer: `started_at` when told, else its
+`session_number`'s week counted from `DEFAULT_START`, else a week after the campaign's latest
+session, so episodes imported in order get increasing starts and "last session", the story
+so far and "the newer fact wins" read them in that order. A re-import keeps the session's
+start, so its lines keep their times and the import stays a no-op.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from glyphoxa_pipelines.campaign.transcript_import import (
+    DEFAULT_START,
     ImportedTranscript,
     TranscriptFormat,
     TranscriptImportError,
@@ -27,6 +35,7 @@ from glyphoxa_pipelines.memory import CampaignStore, NewEntry, Session, SessionS
 from glyphoxa_pipelines.memory.ids import slugify
 
 _SHOWN = 10  # changed lines named in a refusal; the rest are counted
+SESSION_INTERVAL = timedelta(days=7)  # a weekly game: the gap between undated sessions
 
 
 class TranscriptChangedError(TranscriptImportError):
@@ -96,6 +105,30 @@ def _refusal(source: str, sid: str, stored: int, changed: list[str], gone: list[
     )
 
 
+def next_start_op(campaign_id: str, session_id: str, session_number: int | None) -> Op[datetime]:
+    """Where an undated transcript goes in the timeline (see the module's docstring)."""
+    if session_number is not None:
+        return DEFAULT_START + (session_number - 1) * SESSION_INTERVAL
+    row = yield fetch_one(
+        "SELECT max(started_at) AS latest FROM sessions WHERE campaign_id = %s AND id <> %s",
+        (campaign_id, session_id),
+    )
+    latest = row["latest"] if row else None
+    return latest + SESSION_INTERVAL if latest is not None else DEFAULT_START
+
+
+def undated_start_op(campaign_id: str, session_id: str, session_number: int | None
+                     ) -> Op[datetime]:
+    """The session's stored start (a re-import keeps its place), else `next_start_op`."""
+    row = yield fetch_one(
+        "SELECT started_at FROM sessions WHERE id = %s AND campaign_id = %s",
+        (session_id, campaign_id),
+    )
+    if row is not None:
+        return row["started_at"]
+    return (yield from next_start_op(campaign_id, session_id, session_number))
+
+
 def import_session(
     db: Any,
     campaign_id: str,
@@ -107,14 +140,25 @@ def import_session(
     start_at: datetime | None = None,
     dm_speakers: set[str] | None = None,
     replace: bool = False,
+    session_number: int | None = None,
 ) -> SessionImport:
     """Parse the whole file first (a bad file raises TranscriptFormatError), then create the
     session, write every entry and end it in one transaction: all or nothing. An earlier,
     different version in the session raises TranscriptChangedError, or with `replace` is
-    replaced in the same transaction."""
+    replaced in the same transaction. `start_at` / `session_number` place an undated file in
+    the timeline (see the module's docstring)."""
+    if session_number is not None and session_number < 1:
+        raise TranscriptImportError(f"session number must be 1 or more, not {session_number}")
     p = Path(path)
-    transcript = import_transcript(p, format=format, start_at=start_at, dm_speakers=dm_speakers)
     sid = session_id or session_id_for(campaign_id, p)
+    transcript = import_transcript(p, format=format, start_at=start_at, dm_speakers=dm_speakers)
+    if not transcript.absolute_times and start_at is None:
+        start_at = db.run(undated_start_op(campaign_id, sid, session_number), transaction=False)
+        transcript = import_transcript(
+            p, format=format, start_at=start_at, dm_speakers=dm_speakers
+        )
+    if title is None and session_number is not None:
+        title = f"Session {session_number}: {p.stem}"
     first = min((e.spoken_at for e in transcript.entries if e.spoken_at), default=start_at)
     log = SessionStore(db)
 

@@ -80,6 +80,10 @@ class ImportedTranscript:
     entries: list[NewEntry]
     speakers: list[str] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)  # each entry's line (CRD3: turn index)
+    # Whether the file dated its lines itself (absolute timestamps); otherwise every time is
+    # the import's start plus an offset, and the session's place in the timeline is the
+    # importer's choice (`session_import.next_start`).
+    absolute_times: bool = False
 
     @property
     def duration_s(self) -> float:
@@ -133,6 +137,7 @@ class _Builder:
         self.dm_speakers = {s.lower() for s in dm_speakers} | DM_NAMES
         self.entries: list[NewEntry] = []
         self.lines: list[int] = []
+        self.absolute_times = False
         self.clock = start_at
 
     def role_for(self, speaker: str, given: Any, line: int) -> SpeakerRole:
@@ -220,7 +225,9 @@ class _Builder:
         if not self.entries:
             raise TranscriptFormatError(self.source, None, f"no transcript entries found ({fmt})")
         speakers = list(dict.fromkeys(e.speaker_name for e in self.entries))
-        return ImportedTranscript(fmt, self.source, self.entries, speakers, self.lines)
+        return ImportedTranscript(
+            fmt, self.source, self.entries, speakers, self.lines, self.absolute_times
+        )
 
 
 def _aware(dt: datetime) -> datetime:
@@ -277,6 +284,7 @@ def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 
 def _parse_time_value(value: Any, b: _Builder, line: int) -> datetime:
+    b.absolute_times = True
     if isinstance(value, bool):
         raise TranscriptFormatError(b.source, line, f"bad timestamp {value!r}")
     if isinstance(value, int | float):

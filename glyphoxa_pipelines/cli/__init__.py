@@ -24,6 +24,8 @@ COMMAND_MODULES = (
     "pipeline_commands",
     "serve_commands",
     "spool_commands",
+    "recap_commands",
+    "inspect_commands",
     "discord_commands",
     "voice_commands",
     "demo",

@@ -1,4 +1,4 @@
-"""Pipeline commands: `dev`, `session import`, `process`, `backfill`, `status`.
+"""Pipeline commands: `dev`, `session import|list`, `process`, `backfill`, `status`.
 
 Dagster is imported inside the command functions only: the realtime service imports this CLI
 package and must never load Dagster.
@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,21 @@ def import_command(
     replace: bool = typer.Option(
         False, "--replace", help="Replace the session's entries if it holds another version."
     ),
+    started_at: datetime | None = typer.Option(
+        None, "--started-at", formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S",
+                                       "%Y-%m-%d %H:%M", "%Y-%m-%d"],
+        help="When the session began (files without their own times; UTC unless given).",
+    ),
+    session_number: int | None = typer.Option(
+        None, "--session-number", min=1,
+        help="Episode number: an undated file goes that many weeks into the timeline.",
+    ),
 ) -> None:
     """Import a past session's transcript as an ended session (the sensor then processes it).
     A bad file fails with file:line and imports nothing; a file that differs from the version
-    already imported is refused (naming the changed lines) unless --replace is given."""
+    already imported is refused (naming the changed lines) unless --replace is given. A file
+    without its own times is dated --started-at, else by --session-number, else a week after
+    the campaign's latest session (`glyphoxa session list` shows the timeline)."""
     from glyphoxa_pipelines.campaign.session_import import import_session
     from glyphoxa_pipelines.campaign.transcript_import import FORMATS, TranscriptImportError
     from glyphoxa_pipelines.config import Settings
@@ -74,14 +86,34 @@ def import_command(
             format=fmt,  # type: ignore[arg-type]
             dm_speakers=set(dm) or None,
             replace=replace,
+            start_at=started_at.replace(tzinfo=started_at.tzinfo or UTC) if started_at else None,
+            session_number=session_number,
         )
     t = result.transcript
     console.print(
         f"session [bold]{result.session.id}[/] ({t.format}): {len(t.entries)} entries, "
         f"{result.written} new"
         + (f" (replacing {result.replaced})" if result.replaced else "")
-        + f", {len(t.speakers)} speakers, {t.duration_s / 60:.0f} min, ended"
+        + f", {len(t.speakers)} speakers, {t.duration_s / 60:.0f} min, ended; "
+        + f"started {result.session.started_at:%Y-%m-%d %H:%M %Z}"
     )
+
+
+@session_app.command("list")
+def list_command(campaign: str = CampaignOpt) -> None:
+    """The campaign's timeline: sessions oldest first, numbered in that order."""
+    from glyphoxa_pipelines.config import Settings
+    from glyphoxa_pipelines.db import open_database
+    from glyphoxa_pipelines.memory import SessionStore
+    from glyphoxa_pipelines.memory.limits import LimitError, check_id
+
+    with user_errors(LimitError), open_database(Settings.from_env()) as db:
+        check_id(campaign, "--campaign")
+        sessions = SessionStore(db).list_sessions(campaign, 10_000)
+    # Tab-separated like the other list commands, so the timeline can be read and piped.
+    ordered = sorted(sessions, key=lambda s: (s.started_at, s.id))
+    for n, s in enumerate(ordered, 1):
+        print(f"{n}\t{s.started_at:%Y-%m-%d %H:%M %Z}\t{s.status}\t{s.id}\t{s.title}")
 
 
 # ----------------------------------------------------------------------------- process

@@ -7,6 +7,7 @@ relation types.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -29,6 +30,14 @@ from glyphoxa_pipelines.memory.rows import from_row
 from glyphoxa_pipelines.memory.visibility import VISIBLE_TO_NPC, is_secret
 
 Direction = Literal["out", "in", "both"]
+
+# Relations that hold both ways (the design: ALLIED_WITH and HOSTILE_TO "in both directions").
+# One row stands for both: a write of the mirror updates the stored row, and a read by
+# direction finds the row from either end. Compared lower-cased, so the design's upper-case
+# types and the extractor's lower-case ones are one relation.
+SYMMETRIC_RELATIONS = frozenset(
+    {"allied_with", "hostile_to", "enemy_of", "friend_of", "sibling_of", "spouse_of"}
+)
 
 REL_COLUMNS = (
     "r.id, r.campaign_id, r.source_id, r.target_id, r.rel_type, r.attributes, r.confidence, "
@@ -138,6 +147,14 @@ def upsert_relationship_op(rel: Relationship, *, protect_confirmed: bool) -> Op[
             f"relationship {rel.source_id}-{rel.rel_type}->{rel.target_id}: unknown "
             f"entity {names} in campaign {rel.campaign_id!r}"
         )
+    if rel.rel_type.lower() in SYMMETRIC_RELATIONS:
+        mirror = yield fetch_one(
+            """SELECT 1 FROM relationships WHERE campaign_id = %s AND source_id = %s
+                   AND rel_type = %s AND target_id = %s AND invalidated_at IS NULL""",
+            (rel.campaign_id, rel.target_id, rel.rel_type, rel.source_id),
+        )
+        if mirror is not None:  # the same fact stated from the other end: update that row
+            rel = dataclasses.replace(rel, source_id=rel.target_id, target_id=rel.source_id)
     guard = (
         "WHERE NOT relationships.dm_confirmed AND relationships.provenance = 'extracted'"
         if protect_confirmed
@@ -226,10 +243,11 @@ class FactOperations:
         params = fact_params(
             campaign_id, npc_id=npc_id, rel_types=rel_types, at=at, include_pending=include_pending
         )
-        params.update(e=entity_id, limit=limit)
+        params.update(e=entity_id, limit=limit, sym=sorted(SYMMETRIC_RELATIONS))
+        mirrored = "lower(r.rel_type) = ANY(%(sym)s)"
         ends = {
-            "out": "r.source_id = %(e)s",
-            "in": "r.target_id = %(e)s",
+            "out": f"(r.source_id = %(e)s OR (r.target_id = %(e)s AND {mirrored}))",
+            "in": f"(r.target_id = %(e)s OR (r.source_id = %(e)s AND {mirrored}))",
             "both": "(r.source_id = %(e)s OR r.target_id = %(e)s)",
         }[direction]
         rows = yield fetch_all(
@@ -289,7 +307,7 @@ class FactOperations:
         self,
         campaign_id: str,
         rel_id: int,
-        visibility: Literal["public", "secret"],
+        visibility: Literal["public", "secret", "hidden"],
         known_by: Sequence[str] = (),
     ) -> Op:
         try:
@@ -304,6 +322,14 @@ class FactOperations:
             raise NotFoundError(f"unknown fact {rel_id} in campaign {campaign_id!r}")
         return from_row(Relationship, row)
 
+    @operation
+    def reveal(
+        self, campaign_id: str, rel_id: int, to: Sequence[str] | None = None
+    ) -> Op[Relationship]:
+        """The DM reveals a fact in one call: to the NPCs `to` (added to `known_by`; the
+        rest still do not see it) or, with `to` None, to all (it becomes public)."""
+        return reveal_op(campaign_id, rel_id, to)
+
     @read_operation
     def review_queue(self, campaign_id: str, *, limit: int = 100) -> Op:
         rows = yield fetch_all(
@@ -313,3 +339,32 @@ class FactOperations:
             (campaign_id, limit),
         )
         return [known_fact(r) for r in rows]
+
+
+def reveal_op(campaign_id: str, rel_id: int, to: Sequence[str] | None) -> Op[Relationship]:
+    """See `FactOperations.reveal`."""
+    told = list(dict.fromkeys(to or ()))
+    if to is not None and not told:
+        raise InvalidInputError("reveal to whom? name at least one NPC, or reveal to all")
+    missing = yield fetch_all(
+        """SELECT x.id FROM unnest(%s::text[]) AS x(id)
+           WHERE NOT EXISTS (SELECT 1 FROM entities e
+                             WHERE e.campaign_id = %s AND e.id = x.id)""",
+        (told, campaign_id),
+    )
+    if missing:
+        names = ", ".join(repr(m["id"]) for m in missing)
+        raise NotFoundError(f"reveal fact {rel_id}: unknown entity {names}")
+    row = yield fetch_one(
+        f"""UPDATE relationships r
+               SET visibility = CASE WHEN %(all)s THEN 'public' ELSE r.visibility END,
+                   known_by = CASE WHEN %(all)s THEN r.known_by ELSE ARRAY(
+                       SELECT DISTINCT k FROM unnest(r.known_by || %(to)s::text[]) AS k(k)
+                       ORDER BY k) END,
+                   updated_at = now()
+            WHERE r.campaign_id = %(c)s AND r.id = %(id)s RETURNING {REL_COLUMNS}""",
+        {"all": to is None, "to": told, "c": campaign_id, "id": rel_id},
+    )
+    if row is None:
+        raise NotFoundError(f"unknown fact {rel_id} in campaign {campaign_id!r}")
+    return from_row(Relationship, row)

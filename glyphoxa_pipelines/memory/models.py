@@ -16,7 +16,7 @@ SpeakerRole = Literal["dm", "player", "npc", "system"]
 Provenance = Literal["dm", "import", "extracted"]
 Assertion = Literal["stated", "inferred"]
 FactStatus = Literal["canon", "pending", "rejected"]
-Visibility = Literal["public", "secret"]
+Visibility = Literal["public", "secret", "hidden"]
 
 ENTITY_TYPES = (
     "npc",

@@ -97,6 +97,20 @@ class RecapStore:
         row = yield fetch_one("SELECT * FROM recaps WHERE session_id = %s", (session_id,))
         return from_row(Recap, row) if row else None
 
+    @read_operation
+    def latest(self, campaign_id: str, *, before_session: str | None = None) -> Op:
+        """The recap of the campaign's most recent session that has one (before the session
+        `before_session` started, when given): "previously on…" for the next one."""
+        row = yield fetch_one(
+            """SELECT rc.* FROM recaps rc JOIN sessions s ON s.id = rc.session_id
+               WHERE rc.campaign_id = %(c)s
+                 AND (%(b)s::text IS NULL OR s.started_at <
+                      (SELECT started_at FROM sessions WHERE id = %(b)s))
+               ORDER BY s.started_at DESC LIMIT 1""",
+            {"c": campaign_id, "b": before_session},
+        )
+        return from_row(Recap, row) if row else None
+
     @operation
     def delete(self, session_id: str) -> Op:
         n = yield execute("DELETE FROM recaps WHERE session_id = %s", (session_id,))

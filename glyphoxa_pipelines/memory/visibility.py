@@ -1,8 +1,14 @@
 """Who may see a fact: the one definition every read path composes.
 
-A fact (a row of `relationships`, aliased `r` in every query) is visible to an NPC when it is
-public, when the NPC is its source or its target, or when the NPC is listed in `known_by`.
-Secret facts an NPC does see come back flagged, and their sentence carries `SECRET_MARK` so
+A fact (a row of `relationships`, aliased `r` in every query) has one of three visibilities:
+- `public`: every NPC sees it;
+- `secret`: the NPCs it names (source, target) and those listed in `known_by` see it;
+- `hidden`: "hidden from all until revealed", a secret the DM keeps even from the NPCs it
+  names (the traitor does not "know" the plot the DM has not yet decided to play); only those
+  the DM has told (`known_by`) see it. `reveal_op` is the DM's one call that tells chosen
+  NPCs or makes it public; since every read composes this rule and graph changes are
+  announced (migration 014), the next hot context carries it.
+Non-public facts an NPC does see come back flagged, and their sentence carries `SECRET_MARK` so
 the LLM guards them. The rule lives in SQL (psycopg `sql` fragments, parameterized by
 `%(npc)s`) so no caller filters rows in Python, and traversals apply it to every edge they
 follow: a secret cannot be inferred from the shape of the graph either.
@@ -23,19 +29,21 @@ SECRET_MARK = "SECRET: do not reveal"
 
 # The whole rule, for any read that takes an `npc_id` (None: the DM, everything).
 VISIBLE_TO_NPC = sql.SQL(
-    "(%(npc)s::text IS NULL OR r.visibility = 'public' OR r.source_id = %(npc)s"
-    "\n         OR r.target_id = %(npc)s OR %(npc)s = ANY(r.known_by))"
+    "(%(npc)s::text IS NULL OR r.visibility = 'public' OR %(npc)s = ANY(r.known_by)"
+    "\n         OR (r.visibility <> 'hidden' AND (r.source_id = %(npc)s OR r.target_id = %(npc)s)))"
 )
 
-# The private half of the rule, as three disjoint arms (the NPC is the source; the target;
-# listed in known_by but neither end): what an NPC knows about itself and has been told,
-# public or not. Each arm reads one index (source, target, known_by GIN), so a hub NPC's
-# facts are cut to the best rows there instead of scanning one OR.
+# The private half of the rule, as three disjoint arms (the NPC is the source of a fact not
+# hidden; its target; listed in known_by and not already in the first two): what an NPC
+# knows about itself and has been told, public or not. Each arm reads one index (source,
+# target, known_by GIN), so a hub NPC's facts are cut to the best rows there instead of
+# scanning one OR.
 PARTY_OR_TOLD_ARMS = (
-    sql.SQL("r.source_id = %(npc)s"),
-    sql.SQL("r.target_id = %(npc)s AND r.source_id <> %(npc)s"),
+    sql.SQL("r.source_id = %(npc)s AND r.visibility <> 'hidden'"),
+    sql.SQL("r.target_id = %(npc)s AND r.source_id <> %(npc)s AND r.visibility <> 'hidden'"),
     sql.SQL(
-        "r.known_by @> ARRAY[%(npc)s]::text[] AND r.source_id <> %(npc)s AND r.target_id <> %(npc)s"
+        "r.known_by @> ARRAY[%(npc)s]::text[] AND (r.visibility = 'hidden'"
+        " OR (r.source_id <> %(npc)s AND r.target_id <> %(npc)s))"
     ),
 )
 
@@ -49,7 +57,7 @@ def viewer(npc_id: str | None) -> str:
 def is_secret(visibility: str) -> bool:
     """A fact the NPC sees but must not reveal (it sees it because it is party to it or was
     told): anything not public."""
-    return visibility == "secret"
+    return visibility != "public"
 
 
 def mark_secret(text: str, secret: bool) -> str:

@@ -4,7 +4,8 @@
 Who asks is bound outside the tool arguments, as over HTTP: stdio binds campaign / session /
 NPC from the command line; over HTTP the `X-Glyphoxa-Campaign`, `X-Glyphoxa-Session`,
 `X-Glyphoxa-Npc` headers (or `campaign`, `session`, `npc` query parameters) bind them per
-request. `X-Glyphoxa-Tier` (or `tier`) limits tools/list to a budget tier.
+request. `X-Glyphoxa-Tier` (or `tier`) limits tools/list to a budget tier, and a call to a
+tool outside it is refused (a tool result with is_error).
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def build_server(
         # Every failure is a tool result the LLM can read (is_error), never a JSON-RPC error:
         # the SDK would send an unexpected exception as code 0 with its raw text, which can
         # quote SQL and the transcript.
-        scope, _ = scope_of(ctx)
+        scope, chosen = scope_of(ctx)
+        scope = ToolScope(scope.campaign_id, scope.session_id, scope.npc_id, chosen)
         try:
             check_json(params.arguments or {})
             result = await service.call_tool(params.name, params.arguments, scope)
@@ -90,7 +92,7 @@ def build_server(
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(result, default=str))],
             structured_content=json.loads(json.dumps(result, default=str)),
-            is_error=result.get("status") == "degraded",
+            is_error=result.get("status") != "ok",
         )
 
     return Server(

@@ -7,6 +7,7 @@ API, MCP and the CLI can name tools cheaply; import `realtime.tools.dispatch` to
 """
 
 from realtime.tools.args import (
+    GetRecapArgs,
     GetSessionSummaryArgs,
     QueryEntitiesArgs,
     SearchFactsArgs,
@@ -37,6 +38,7 @@ __all__ = [
     "DEEP_REQUEST",
     "TIER_BUDGET_MS",
     "TOOLS",
+    "GetRecapArgs",
     "GetSessionSummaryArgs",
     "LatencyTracker",
     "QueryEntitiesArgs",

@@ -11,6 +11,7 @@ from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import (
     GraphRAGQuerier,
     KnowledgeGraph,
+    RecapStore,
     SemanticIndex,
     SessionStore,
     SummaryStore,
@@ -31,6 +32,7 @@ class ToolContext:
     embedder: QueryEmbedder
     search: SearchConfig
     search_counters: SearchCounters
+    recaps: RecapStore
 
     async def run(self, op: Op, *, transaction: bool = True) -> Any:
         return await self.db.run(op, transaction=transaction)

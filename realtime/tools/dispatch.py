@@ -8,6 +8,7 @@ the caller's bound id becomes an NPC of the campaign or None (public only), or t
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import InvalidInputError
 from realtime.tools import (
+    get_recap,
     get_session_summary,
     query_entities,
     search_facts,
@@ -23,9 +25,9 @@ from realtime.tools import (
 )
 from realtime.tools.context import ToolContext
 from realtime.tools.registry import validate
-from realtime.tools.results import degraded_result
+from realtime.tools.results import degraded_result, refused_result
 from realtime.tools.scope import ToolScope
-from realtime.tools.tiers import LatencyTracker
+from realtime.tools.tiers import LatencyTracker, refusal
 
 Handler = Callable[[ToolContext, Any, ToolScope], Awaitable[list[dict[str, Any]]]]
 
@@ -33,6 +35,7 @@ HANDLERS: dict[str, Handler] = {
     "memory.search_sessions": search_sessions.run,
     "memory.query_entities": query_entities.run,
     "memory.get_session_summary": get_session_summary.run,
+    "memory.get_recap": get_recap.run,
     "memory.search_facts": search_facts.run,
     "memory.search_graph": search_graph.run,
 }
@@ -48,9 +51,12 @@ async def call_tool(
     viewer_of: Callable[[str, str | None], Awaitable[str | None]],
     latencies: LatencyTracker,
 ) -> dict[str, Any]:
-    """Validate, run, time. A scope with a session but no campaign gets the session's; its
-    NPC is checked by `viewer_of` (campaign, bound id) -> the NPC or None."""
+    """Validate, refuse a tool the scope's tier does not offer, run, time. A scope with a
+    session but no campaign gets the session's; its NPC is checked by `viewer_of`
+    (campaign, bound id) -> the NPC or None."""
     args = validate(name, arguments)
+    if scope.tier is not None and not latencies.offers(scope.tier, name):
+        return refused_result(name, scope.tier, refusal(name, scope.tier, latencies))
     campaign_id = scope.campaign_id
     if campaign_id is None and scope.session_id:
         try:
@@ -65,7 +71,7 @@ async def call_tool(
         npc_id = await viewer_of(campaign_id, scope.npc_id)
     except DatabaseUnavailableError:
         return degraded_result(name)
-    scope = ToolScope(campaign_id, scope.session_id, npc_id)
+    scope = dataclasses.replace(scope, campaign_id=campaign_id, npc_id=npc_id)
     start = time.perf_counter()
     try:
         results = await HANDLERS[name](ctx, args, scope)

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from realtime.tools.args import (
+    GetRecapArgs,
     GetSessionSummaryArgs,
     QueryEntitiesArgs,
     SearchFactsArgs,
@@ -72,6 +73,13 @@ TOOLS: dict[str, ToolSpec] = {
             'The summary of a game session: "last" for the previous one, or a session id.',
             GetSessionSummaryArgs,
             1.5,
+        ),
+        ToolSpec(
+            "memory.get_recap",
+            'The "previously on..." recap of a game session as it was told to the table: '
+            '"last" for the previous one, "current", or a session id.',
+            GetRecapArgs,
+            1.5,  # one primary-key read, like the summary: a FAST tool
         ),
         ToolSpec(
             "memory.search_facts",

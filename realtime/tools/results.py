@@ -91,3 +91,15 @@ def degraded_result(name: str) -> dict[str, Any]:
         "count": 0,
         "results": [],
     }
+
+
+def refused_result(name: str, tier: str, message: str) -> dict[str, Any]:
+    """A call outside the caller's tier: refused as a result the LLM can read and act on."""
+    return {
+        "tool": name,
+        "status": "refused",
+        "tier": str(tier),
+        "error": message,
+        "count": 0,
+        "results": [],
+    }

@@ -101,3 +101,84 @@ def test_the_hot_read_is_the_store_reads(db: Database, campaign_id: str) -> None
     texts = [fact_dict(f, "grimjaw")["text"] for f in row["facts"]]
     assert texts == [f.sentence() for f in snap.facts]
     assert row["npc"]["id"] == "grimjaw"
+
+
+# "Hidden from all until revealed": the plot names grimjaw and hask, yet neither sees it until
+# the DM reveals it; then those told, and after a reveal to all, everyone.
+HIDDEN_STAGES = {
+    "hidden": {"grimjaw": False, "hask": False, "eldrinax": False, PUBLIC_VIEWER: False},
+    "told hask": {"grimjaw": False, "hask": True, "eldrinax": False, PUBLIC_VIEWER: False},
+    "to all": {"grimjaw": True, "hask": True, "eldrinax": True, PUBLIC_VIEWER: True},
+}
+
+
+def _sees_plot(db: Database, g: KnowledgeGraph, cid: str, who: str) -> dict[str, bool]:
+    """Whether `who` sees the plot through each read path (all must agree)."""
+
+    def plot(facts: list[object]) -> bool:
+        return "plots_against" in {f.relationship.rel_type for f in facts}  # type: ignore[attr-defined]
+
+    rels = g.get_relationships(cid, "grimjaw", direction="both", npc_id=who)
+    paths = {
+        "get_relationships": "plots_against" in {r.rel_type for r in rels},
+        "neighbors": plot(g.neighbors(cid, "hask", npc_id=who, include_facts=True).facts),
+        "find_path": bool(g.find_path(cid, "grimjaw", "hask", npc_id=who, max_depth=1)),
+        "facts_about": plot(db.run(fs.facts_about_op(cid, "hask", who))),
+        "search_facts": plot([f for f, _ in db.run(fs.search_facts_op(cid, who, query="plots"))]),
+    }
+    if who in ("grimjaw", "hask"):  # its own knowledge: the facts naming it, or told it
+        paths["identity_snapshot"] = plot(g.identity_snapshot(cid, who).facts)
+        sid = SessionStore(db).start_session(cid).id
+        row = db.run(hot_row_op(sid, who, recent_limit=1, fact_limit=20, window_s=60),
+                     transaction=False)
+        paths["hot_read"] = any(f["rel_type"] == "plots_against" for f in row["facts"])
+    return paths
+
+
+def test_a_hidden_fact_is_seen_by_nobody_until_the_dm_reveals_it(
+    db: Database, campaign_id: str
+) -> None:
+    g = _seed(db, campaign_id)
+    fact = g.add_relationship(
+        Relationship(campaign_id, "grimjaw", "hask", "plots_against", visibility="hidden")
+    )
+    for stage, who_sees in HIDDEN_STAGES.items():
+        if stage == "told hask":
+            told = g.reveal(campaign_id, fact.id, ["hask"])
+            assert (told.visibility, told.known_by) == ("hidden", ["hask"])
+        elif stage == "to all":
+            assert g.reveal(campaign_id, fact.id).visibility == "public"
+        for who, expected in who_sees.items():
+            paths = _sees_plot(db, g, campaign_id, who)
+            assert paths == dict.fromkeys(paths, expected), (stage, who)
+    # The DM's view (no viewer) always held it.
+    assert g.get_relationships(campaign_id, "grimjaw", npc_id=None)
+
+
+def test_a_revealed_hidden_fact_reads_as_a_secret_to_those_told(
+    db: Database, campaign_id: str
+) -> None:
+    g = _seed(db, campaign_id)
+    fact = g.add_relationship(
+        Relationship(campaign_id, "grimjaw", "hask", "plots_against", visibility="hidden")
+    )
+    g.reveal(campaign_id, fact.id, ["hask", "hask"])
+    seen = [f for f in g.identity_snapshot(campaign_id, "hask").facts
+            if f.relationship.rel_type == "plots_against"]
+    assert len(seen) == 1 and seen[0].secret and SECRET_MARK in seen[0].sentence()
+
+
+def test_reveal_refuses_unknown_npcs_and_facts(db: Database, campaign_id: str) -> None:
+    from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
+
+    g = _seed(db, campaign_id)
+    fact = g.add_relationship(
+        Relationship(campaign_id, "grimjaw", "hask", "plots_against", visibility="hidden")
+    )
+    with pytest.raises(NotFoundError):
+        g.reveal(campaign_id, fact.id, ["nobody"])
+    with pytest.raises(NotFoundError):
+        g.reveal(campaign_id, 10**9)
+    with pytest.raises(InvalidInputError):
+        g.reveal(campaign_id, fact.id, [])
+    assert g.get_relationship(campaign_id, fact.id).known_by == []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from realtime import tools as tl
+from realtime.tools.tiers import SMOOTH_WINDOW
 
 
 def test_tiers_follow_measured_p50() -> None:
     lat = tl.LatencyTracker()
     fast = {s.name for s in tl.tools_for_tier(tl.Tier.FAST, lat)}
     assert fast == {"memory.query_entities", "memory.get_session_summary",
-                    "memory.search_facts"}  # priors
+                    "memory.get_recap", "memory.search_facts"}  # priors
     assert {s.name for s in tl.tools_for_tier(tl.Tier.STANDARD, lat)} == set(tl.TOOLS)
     for _ in range(20):
         lat.record("memory.search_sessions", 4.0)
@@ -21,6 +22,65 @@ def test_tiers_follow_measured_p50() -> None:
     assert {s.name for s in tl.tools_for_tier(tl.Tier.DEEP, lat)} == set(tl.TOOLS)
     snap = lat.snapshot()["memory.search_sessions"]
     assert snap["n"] == 20 and snap["p50_ms"] == 4.0
+
+
+def _fast(lat: tl.LatencyTracker) -> set[str]:
+    return {s.name for s in tl.tools_for_tier(tl.Tier.FAST, lat)}
+
+
+def test_one_slow_sample_moves_no_tool() -> None:
+    lat = tl.LatencyTracker()
+    before = _fast(lat)
+    lat.record("memory.search_facts", 900.0)
+    lat.record("memory.get_session_summary", 900.0)
+    assert _fast(lat) == before
+    for _ in range(3):  # sustained: the smoothed p50 follows, and the tool leaves
+        lat.record("memory.search_facts", 900.0)
+    assert "memory.search_facts" not in _fast(lat)
+
+
+def test_membership_has_hysteresis() -> None:
+    lat = tl.LatencyTracker()
+    name = "memory.search_facts"  # budget 10 ms: leaves above 12.5, comes back at 8 or less
+    for _ in range(40):
+        lat.record(name, 11.5)  # over budget, inside the band: stays
+    assert name in _fast(lat)
+    for _ in range(40):
+        lat.record(name, 14.0)
+    assert name not in _fast(lat)
+    for _ in range(40):
+        lat.record(name, 9.0)  # under budget, inside the band: stays out
+    assert name not in _fast(lat)
+    for _ in range(40):
+        lat.record(name, 6.0)
+    assert name in _fast(lat)
+
+
+def test_fast_always_offers_query_entities() -> None:
+    lat = tl.LatencyTracker()
+    for _ in range(64):
+        lat.record("memory.query_entities", 400.0)
+    assert lat.p50("memory.query_entities") == 400.0
+    for tier in tl.Tier:
+        assert "memory.query_entities" in {s.name for s in tl.tools_for_tier(tier, lat)}
+
+
+async def test_a_tool_outside_the_tier_is_refused(rt_client, rt_seed, rt_service) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(SMOOTH_WINDOW):  # the shared service: slow now, whatever ran before
+        rt_service.latencies.record("memory.search_graph", 500.0)
+    call = {"campaign_id": rt_seed.campaign_id, "npc_id": "borga", "tier": "FAST"}
+    r = await rt_client.post("/v1/tools/memory.search_graph",
+                             json={**call, "arguments": {"query": "Sunblade", "entity": "borga"}})
+    body = r.json()
+    assert r.status_code == 200 and body["status"] == "refused" and body["results"] == []
+    assert "FAST" in body["error"] and "memory.query_entities" in body["error"]
+    r = await rt_client.post("/v1/tools/memory.query_entities",
+                             json={**call, "arguments": {"name": "Borga"}})
+    assert r.json()["status"] == "ok"
+    r = await rt_client.post("/v1/tools/memory.search_graph",  # DEEP offers it
+                             json={**call, "tier": "DEEP",
+                                   "arguments": {"query": "Sunblade", "entity": "borga"}})
+    assert r.json()["status"] == "ok"
 
 
 def test_selector_precedence() -> None:

@@ -10,7 +10,15 @@ from fastapi import APIRouter, Depends, Response
 
 from glyphoxa_pipelines.memory import Entity, NotFoundError, NpcProfile, Relationship
 from realtime.api.deps import service
-from realtime.schemas import EntityIn, EntityPatch, FactIn, NpcProfileIn, RetconIn, VisibilityIn
+from realtime.schemas import (
+    EntityIn,
+    EntityPatch,
+    FactIn,
+    NpcProfileIn,
+    RetconIn,
+    RevealIn,
+    VisibilityIn,
+)
 from realtime.service import MemoryService
 
 router = APIRouter(prefix="/v1/campaigns/{campaign_id}", tags=["dm"])
@@ -113,6 +121,14 @@ async def set_visibility(
 ) -> dict[str, Any]:
     rel = await svc.set_visibility(campaign_id, fact_id, body.visibility, body.known_by)
     return asdict(rel)
+
+
+@router.post("/facts/{fact_id}/reveal")
+async def reveal(
+    campaign_id: str, fact_id: int, body: RevealIn, svc: MemoryService = Depends(service)
+) -> dict[str, Any]:
+    """One call: a hidden or secret fact told to `to`, or public when `to` is null."""
+    return asdict(await svc.reveal(campaign_id, fact_id, body.to))
 
 
 @router.get("/review-queue")

@@ -1,13 +1,16 @@
-"""Campaigns and sessions: start, end, list, scene."""
+"""Campaigns and sessions: start, end, list, scene, and the recap a session opens with."""
 
 from __future__ import annotations
 
+import mimetypes
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.responses import FileResponse
 
-from glyphoxa_pipelines.memory import Campaign, NotFoundError, SessionStore
+from glyphoxa_pipelines.memory import Campaign, NotFoundError, Recap, RecapStore, SessionStore
 from realtime.api.deps import service
 from realtime.schemas import CampaignIn, SceneIn, SessionIn
 from realtime.service import MemoryService
@@ -75,3 +78,43 @@ async def set_scene(
     session_id: str, body: SceneIn, svc: MemoryService = Depends(service)
 ) -> dict[str, Any]:
     return asdict(await svc.set_scene(session_id, body.model_dump()))
+
+
+async def _recap(svc: MemoryService, session_id: str) -> Recap:
+    recap = await svc.run(RecapStore.get.op(svc.tools.recaps, session_id), transaction=False)
+    if recap is None:
+        session = await svc.run(SessionStore.get_session.op(svc.sessions, session_id))
+        what = "unknown session" if session is None else "no recap yet for session"
+        raise NotFoundError(f"{what} {session_id!r}")
+    return recap
+
+
+def _audio_file(recap: Recap) -> Path | None:
+    """The recap's audio when the file is still there (the pipeline writes it under the
+    service's home; a moved or pruned home leaves the text alone)."""
+    path = Path(recap.audio_path) if recap.audio_path else None
+    return path if path is not None and path.is_file() else None
+
+
+@router.get("/sessions/{session_id}/recap")
+async def get_recap(session_id: str, svc: MemoryService = Depends(service)) -> dict[str, Any]:
+    """The "previously on…" text, and where its audio is served when there is a file."""
+    recap = await _recap(svc, session_id)
+    audio = _audio_file(recap)
+    return {
+        "session_id": recap.session_id,
+        "campaign_id": recap.campaign_id,
+        "text": recap.text,
+        "method": recap.method,
+        "created_at": recap.created_at,
+        "audio_url": f"/v1/sessions/{session_id}/recap/audio" if audio else None,
+    }
+
+
+@router.get("/sessions/{session_id}/recap/audio", response_class=FileResponse)
+async def get_recap_audio(session_id: str, svc: MemoryService = Depends(service)) -> FileResponse:
+    audio = _audio_file(await _recap(svc, session_id))
+    if audio is None:
+        raise NotFoundError(f"session {session_id!r} has no recap audio")
+    media = mimetypes.guess_type(audio.name)[0] or "application/octet-stream"
+    return FileResponse(audio, media_type=media, filename=f"{session_id}-recap{audio.suffix}")

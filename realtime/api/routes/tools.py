@@ -39,5 +39,6 @@ async def list_tools(
 async def call_tool(
     name: str, body: ToolCallIn, svc: MemoryService = Depends(service)
 ) -> Any:
-    scope = ToolScope(body.campaign_id, body.session_id, body.npc_id)
+    tier = tl.Tier(body.tier) if body.tier else None
+    scope = ToolScope(body.campaign_id, body.session_id, body.npc_id, tier)
     return fast_json(await svc.call_tool(name, body.arguments, scope))
