@@ -5,10 +5,11 @@ body the database would refuse is a 422 here and never reaches the spool."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from glyphoxa_pipelines.memory.relation_types import relation_type
 from realtime.api.limits import (
     Duration,
     EntityRef,
@@ -126,7 +127,9 @@ class NpcProfileIn(_Body):
 
 class FactIn(_Body):
     source: RequiredName = Field(description="Entity id or name.")
-    relation: str = Field(pattern=r"^[a-z][a-z0-9_]*$", max_length=100)
+    relation: Annotated[str, BeforeValidator(relation_type)] = Field(
+        max_length=100, description="Relation type in any spelling (LOCATED_AT -> located_at)."
+    )
     target: RequiredName = Field(description="Entity id or name.")
     visibility: Literal["public", "secret", "hidden"] = "public"
     known_by: list[EntityRef] = Field(default_factory=list, max_length=100)

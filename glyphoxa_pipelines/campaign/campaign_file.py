@@ -15,10 +15,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_text
-from glyphoxa_pipelines.campaign.relation_types import (
-    normalize_entity_type,
-    normalize_type_name,
-)
 from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.limits import (
     MAX_ID_CHARS,
@@ -29,6 +25,10 @@ from glyphoxa_pipelines.memory.limits import (
     NameList,
     SafeText,
     TextList,
+)
+from glyphoxa_pipelines.memory.relation_types import (
+    normalize_entity_type,
+    normalize_type_name,
 )
 
 
@@ -137,7 +137,9 @@ class RelationshipSpec(BaseModel):
     type: str = _Type
     attributes: JsonObject = {}
     confidence: float = Field(1.0, ge=0, le=1)
-    visibility: Literal["public", "secret"] | NameList = "public"
+    # public; secret (its parties and known_by see it); hidden (no NPC, not even its parties,
+    # until the DM reveals it); or the names of the NPCs who know it (secret to the rest).
+    visibility: Literal["public", "secret", "hidden"] | NameList = "public"
     evidence: SafeText = ""
 
     normalize_type = field_validator("type")(_relation_type)

@@ -8,9 +8,11 @@ so the LLM cannot ask as somebody else.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from glyphoxa_pipelines.memory.relation_types import relation_type
 
 
 class ToolArgs(BaseModel):
@@ -79,8 +81,9 @@ class SearchFactsArgs(ToolArgs):
 
     query: str | None = Field(None, max_length=500, description="Words to match.")
     entity: str | None = Field(None, max_length=200, description="Only facts about this entity.")
-    relation: str | None = Field(
-        None, pattern=r"^[a-z][a-z0-9_]*$", description="Only this relation type."
+    relation: Annotated[str, BeforeValidator(relation_type)] | None = Field(
+        None, max_length=100,
+        description="Only this relation type (any spelling: LOCATED_AT, located at).",
     )
     after: datetime | None = Field(None, description="Observed at or after (ISO 8601).")
     before: datetime | None = Field(None, description="Observed before (ISO 8601).")

@@ -14,13 +14,13 @@ from glyphoxa_pipelines.campaign.campaign_file import (
     parse_campaign_text,
 )
 from glyphoxa_pipelines.campaign.campaign_loader import CampaignChoiceError, CampaignLoader
-from glyphoxa_pipelines.campaign.relation_types import (
-    DESIGN_RELATION_TYPES,
-    normalize_type_name,
-)
 from glyphoxa_pipelines.cli import app
 from glyphoxa_pipelines.db import Database
 from glyphoxa_pipelines.memory import KnowledgeGraph
+from glyphoxa_pipelines.memory.relation_types import (
+    DESIGN_RELATION_TYPES,
+    normalize_type_name,
+)
 from realtime.hot_context import assemble
 
 DESIGN_FILE = Path(__file__).parent / "fixtures" / "design_campaign.yaml"

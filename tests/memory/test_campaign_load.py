@@ -279,3 +279,18 @@ def test_reload_removes_an_unedited_entity_but_hands_an_edited_one_to_the_dm(
     assert g.get_entity(cid, "vexmira") is None
     brask = g.get_entity(cid, "brask")
     assert brask.provenance == "dm" and brask.attributes == {"mood": "angry"}
+
+
+def test_a_campaign_file_can_hide_a_fact_from_every_npc(db: Database, campaign_id: str) -> None:
+    cid = campaign_id + "-hidden"
+    doc = _doc(cid).replace(
+        "visibility: [Grimjaw]}", "visibility: [Grimjaw]}\n  - {source: Grimjaw, "
+        "target: Ironhold, type: betrays, visibility: hidden}"
+    )
+    CampaignLoader(db).load(parse_campaign_text(doc))
+    g = KnowledgeGraph(db)
+    hidden = [r for r in g.get_relationships(cid, "grimjaw") if r.rel_type == "betrays"]
+    assert [r.visibility for r in hidden] == ["hidden"]
+    # Hidden even from the NPC it names; the other, merely secret fact Grimjaw still knows.
+    known = {f.relationship.rel_type for f in g.identity_snapshot(cid, "grimjaw").facts}
+    assert "fears" in known and "betrays" not in known

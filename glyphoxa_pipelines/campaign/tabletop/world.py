@@ -12,10 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from glyphoxa_pipelines.campaign.relation_types import (
-    normalize_entity_type,
-    normalize_type_name,
-)
 from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.limits import (
     MAX_SHORT_TEXT_CHARS,
@@ -23,6 +19,10 @@ from glyphoxa_pipelines.memory.limits import (
     check_json,
     check_name,
     check_text,
+)
+from glyphoxa_pipelines.memory.relation_types import (
+    normalize_entity_type,
+    normalize_type_name,
 )
 
 # A world bigger than this is not a campaign but a compendium dump; refused by count so a

@@ -3,7 +3,8 @@
 The design writes relation types upper case (`LOCATED_AT`) and allows custom free-text ones
 ("sworn enemy of"); the store, the extractors and the memory tools all hold and match
 `rel_type` as lower snake case (a CHECK constraint says `^[a-z][a-z0-9_]*$`). Every way in
-(campaign files, tabletop imports) normalizes here, so `LOCATED_AT`, `located_at` and
+(campaign files, tabletop imports, the HTTP API, the memory tools' `relation` argument)
+normalizes here, so `LOCATED_AT`, `located_at` and
 "Located at" are one type and a reload never sees a change that is only spelling.
 """
 
@@ -54,3 +55,8 @@ def normalize_entity_type(text: str) -> str:
     if any(c.isdigit() for c in norm):
         raise ValueError(f"entity type {text!r} must be letters (and spaces or underscores)")
     return norm
+
+
+def relation_type(value: str) -> str:
+    """A pydantic `BeforeValidator`: a relation type in any spelling, as stored."""
+    return normalize_type_name(value) if isinstance(value, str) else value
