@@ -27,6 +27,7 @@ from glyphoxa_pipelines.campaign.campaign_file import (
 from glyphoxa_pipelines.campaign.file_merge import as_real, merge, normalize, untouched
 from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one, operation
 from glyphoxa_pipelines.memory.campaigns import CampaignStore
+from glyphoxa_pipelines.memory.graph_facts import SYMMETRIC_RELATIONS
 from glyphoxa_pipelines.memory.models import Campaign
 
 ENTITY_FIELDS = ("type", "name", "aliases", "attributes")
@@ -69,6 +70,10 @@ def _params(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _key(source: str, rel_type: str, target: str) -> tuple[str, str, str]:
+    """A fact's identity in the file and the store; a symmetric relation (allied_with, ...)
+    is one fact whichever end the file names first."""
+    if rel_type in SYMMETRIC_RELATIONS:
+        source, target = sorted((source, target))
     return (source, rel_type, target)
 
 
@@ -261,8 +266,12 @@ class CampaignLoader:
             if r["invalidated_at"] is None:
                 current[key] = r
         kept: set[int] = set()
+        seen: set[tuple[str, str, str]] = set()
         for spec in specs:
             key = _key(refs[spec.source.lower()], spec.type, refs[spec.target.lower()])
+            if key in seen:
+                continue  # the same fact stated twice (or a symmetric one from both ends)
+            seen.add(key)
             file = _fact_values(spec, refs)
             row = tracked.get(key)
             if row is not None and row["invalidated_at"] is not None:

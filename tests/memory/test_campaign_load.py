@@ -294,3 +294,24 @@ def test_a_campaign_file_can_hide_a_fact_from_every_npc(db: Database, campaign_i
     # Hidden even from the NPC it names; the other, merely secret fact Grimjaw still knows.
     known = {f.relationship.rel_type for f in g.identity_snapshot(cid, "grimjaw").facts}
     assert "fears" in known and "betrays" not in known
+
+
+def test_a_symmetric_relation_stated_from_both_ends_is_one_fact(
+    db: Database, campaign_id: str
+) -> None:
+    cid = campaign_id + "-sym"
+    doc = _doc(cid).replace(
+        "visibility: [Grimjaw]}", "visibility: [Grimjaw]}\n  - {source: Grimjaw, "
+        "target: Eldrinax, type: ALLIED_WITH}\n  - {source: Eldrinax, target: Grimjaw, "
+        "type: allied_with}"
+    )
+    loader = CampaignLoader(db)
+    loader.load(parse_campaign_text(doc))
+    before = _rows(db, cid)
+    allied = [r for r in before[1] if r[2] == "allied_with"]
+    assert len(allied) == 1
+    loader.load(parse_campaign_text(doc))
+    assert _rows(db, cid) == before  # reloading changes nothing
+    g = KnowledgeGraph(db)
+    for end in ("grimjaw", "eldrinax"):  # read from either end
+        assert any(r.rel_type == "allied_with" for r in g.get_relationships(cid, end))
