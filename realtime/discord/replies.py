@@ -17,6 +17,7 @@ import discord
 from pydantic import ValidationError
 
 from glyphoxa_pipelines.campaign.campaign_file import CampaignFileError
+from glyphoxa_pipelines.campaign.tabletop.world import TabletopFileError
 from glyphoxa_pipelines.db import DatabaseUnavailableError, StatementTimeoutError
 from glyphoxa_pipelines.memory import InvalidInputError, NotFoundError
 from realtime.discord.paging import MESSAGE_LIMIT, clip
@@ -41,7 +42,7 @@ def explain(exc: BaseException) -> str | None:
         return explain(exc.original)
     if isinstance(exc, BotError | NotFoundError | InvalidInputError):
         return str(exc)
-    if isinstance(exc, CampaignFileError):
+    if isinstance(exc, CampaignFileError | TabletopFileError):
         return "Malformed campaign file:\n" + str(exc)
     if isinstance(exc, ToolInputError):
         return "Invalid input: " + str(exc)

@@ -4,6 +4,7 @@ the real service on the embedded database: what is sent, and what the database h
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from discord_fakes import GUILD, FakeAttachment, FakeInteraction, member
@@ -168,6 +169,21 @@ async def test_campaign_load_from_attachment(tree: GlyphoxaTree, db: Any,
     assert "not UTF-8" in binary.last.text
 
 
+async def test_tabletop_attachment_is_staged_for_review(tree: GlyphoxaTree, db: Any,
+                                                        campaign_id: str) -> None:
+    csv = (Path(__file__).parents[1] / "campaign" / "fixtures" / "entities.csv").read_bytes()
+    out = await call(tree, "campaign load", file=FakeAttachment("sheet.csv", csv))
+    assert out.last.ephemeral and "staged" in out.last.text and "accept" in out.last.text
+    with db.connection() as conn:  # staged, not in the world yet
+        (batches,) = conn.execute("SELECT count(*) FROM import_batches WHERE campaign_id = %s",
+                                  (campaign_id,)).fetchone()
+        (entities,) = conn.execute("SELECT count(*) FROM entities WHERE campaign_id = %s "
+                                   "AND provenance = 'import'", (campaign_id,)).fetchone()
+    assert batches == 1 and entities == 0
+    again = await call(tree, "campaign load", file=FakeAttachment("sheet.csv", csv))
+    assert "nothing changed" in again.last.text
+
+
 async def test_session_lifecycle_and_scene(tree: GlyphoxaTree, db: Any, campaign_id: str) -> None:
     store = SessionStore(db)
     no_session = await call(tree, "scene set", location="Ironhold")
@@ -262,6 +278,10 @@ async def test_fact_secret_reveal_retcon(ctx: BotContext, tree: GlyphoxaTree, db
     rel = graph.get_relationship(campaign_id, fact.id)
     assert rel.visibility == "secret" and rel.known_by == ["eldrinax"]
 
+    told = await call(tree, "fact reveal", fact=f"#{fact.id}", to="Vexmira")
+    assert "revealed to Vexmira" in told.last.text
+    rel = graph.get_relationship(campaign_id, fact.id)
+    assert rel.visibility == "secret" and set(rel.known_by) == {"eldrinax", "vexmira"}
     await call(tree, "fact reveal", fact=f"#{fact.id}")
     assert graph.get_relationship(campaign_id, fact.id).visibility == "public"
 

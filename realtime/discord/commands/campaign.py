@@ -8,6 +8,8 @@ from discord import app_commands
 
 from glyphoxa_pipelines.campaign.campaign_file import parse_campaign_text
 from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader, LoadReport
+from glyphoxa_pipelines.campaign.tabletop.detect import detect_format, read_world_text
+from glyphoxa_pipelines.campaign.tabletop.review import ImportReview
 from realtime.discord.context import BotContext
 from realtime.discord.pager import card
 from realtime.discord.replies import BotError, send
@@ -38,6 +40,9 @@ def campaign_group(ctx: BotContext) -> app_commands.Group:
         async with ctx.answering(interaction):
             campaign = ctx.campaign(interaction, edit=True)
             text = await read_campaign_text(file)
+            if detect_format(text) != "yaml":
+                await stage_tabletop(interaction, campaign, text, file.filename)
+                return
             parsed = parse_campaign_text(text, file.filename)
             if parsed.campaign is not None and parsed.campaign.id != campaign:
                 raise BotError(f"{file.filename} describes campaign '{parsed.campaign.id}'; "
@@ -46,7 +51,7 @@ def campaign_group(ctx: BotContext) -> app_commands.Group:
             await interaction.response.defer(ephemeral=True, thinking=True)
             loader = CampaignLoader(ctx.service.db)
             rep: LoadReport = await ctx.edit(
-                campaign, CampaignLoader.load.op(loader, parsed, campaign),  # type: ignore[attr-defined]
+                campaign, CampaignLoader.load.op(loader, parsed, campaign),
                 names=True,
             )
             await send(interaction, embed=card(
@@ -56,5 +61,19 @@ def campaign_group(ctx: BotContext) -> app_commands.Group:
                 f"{rep.relationships} relationships ({rep.removed_relationships} removed)\n"
                 f"{rep.npcs} NPC profiles",
             ), ephemeral=True)
+
+    async def stage_tabletop(interaction: discord.Interaction, campaign: str, text: str,
+                             filename: str) -> None:
+        """A Foundry world, Roll20 export or CSV: staged for the DM's review, as the CLI does
+        ("the DM reviews and confirms imported entities before they enter the graph")."""
+        world = read_world_text(text, filename, detect_format(text))
+        staged = await ctx.service.run(ImportReview.stage.op(ImportReview(ctx.service.db),
+                                                             campaign, world, text))
+        note = ("nothing enters the world until the DM accepts it "
+                f"(`glyphoxa campaign accept {staged.id} -c {campaign}`)"
+                if staged.created else f"imported before as batch {staged.id}; nothing changed")
+        await send(interaction, embed=card(
+            f"{filename}: staged {len(world.entities)} entities for review", note,
+        ), ephemeral=True)
 
     return group

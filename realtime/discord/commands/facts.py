@@ -69,15 +69,18 @@ def fact_group(ctx: BotContext) -> app_commands.Group:
             await send(interaction, f"Fact #{rel.id} is secret now; known to {who}.",
                        ephemeral=True)
 
-    @group.command(name="reveal", description="Make a secret fact public.")
-    @app_commands.describe(fact="The fact")
+    @group.command(name="reveal", description="Reveal a secret or hidden fact: to some NPCs, "
+                   "or to all.")
+    @app_commands.describe(fact="The fact", to="NPCs told it, comma-separated (empty: all)")
     @app_commands.autocomplete(fact=facts)
-    async def reveal(interaction: discord.Interaction, fact: str) -> None:
+    async def reveal(interaction: discord.Interaction, fact: str, to: str = "") -> None:
         async with ctx.answering(interaction):
             campaign = ctx.campaign(interaction, edit=True)
-            rel = await ctx.service.set_visibility(campaign, parse_fact_id(fact), "public", [])
-            await send(interaction, f"Fact #{rel.id} is public now: every NPC may know it.",
-                       ephemeral=True)
+            names = split_names(to)
+            npcs = [await ctx.service.resolve_id(campaign, n) for n in names] or None
+            rel = await ctx.service.reveal(campaign, parse_fact_id(fact), npcs)
+            who = ", ".join(names) if names else "every NPC"
+            await send(interaction, f"Fact #{rel.id} revealed to {who}.", ephemeral=True)
 
     @group.command(name="retcon", description="A fact stops being true; optionally a new "
                    "target replaces it.")
