@@ -81,3 +81,11 @@ def build_engines(config: SpeechConfig, *, chat_model: str, chat_base_url: str |
                   ) -> VoiceEngines:
     return VoiceEngines(recognizer(config), OpenAIChat(chat_model, base_url=chat_base_url),
                         synthesizer(config))
+
+
+def engines_from_env(settings: Settings, env: Mapping[str, str] | None = None) -> VoiceEngines:
+    """The engines `glyphoxa serve --voice` runs: the chat model must be configured."""
+    if not settings.llm_model:
+        raise EngineConfigError("the voice needs a chat model: set GLYPHOXA_LLM_MODEL")
+    return build_engines(SpeechConfig.from_env(settings, env), chat_model=settings.llm_model,
+                         chat_base_url=settings.llm_base_url)
