@@ -1,17 +1,24 @@
 """The session lifecycle: the ContextManager compacts at 75 % of the window into ordered
-summaries, and the Consolidator writes what is not yet in L1 on a (fake) clock and at
-shutdown, once, on the real service and database."""
+summaries, the Consolidator writes what is not yet in L1 on a (fake) clock and at shutdown,
+once, on the real service and database, and the VoiceLoop carries its history through both."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from glyphoxa_pipelines.memory import SessionStore
+from glyphoxa_pipelines.providers.speech import Synthesized, Transcript
+from realtime.voice.audio import BufferSink, WavSource
+from realtime.voice.chat import OpenAIChat
 from realtime.voice.consolidator import Consolidator
 from realtime.voice.context_manager import SUMMARY_PREFIX, ContextManager, estimate_tokens
+from realtime.voice.loop import VoiceConfig, VoiceLoop
 from realtime.voice.summarizer import ChatSummarizer, ExtractiveSummarizer
 from tests.support.openai_stub import OpenAIStub
+from tests.voice.chat_stub import StreamingChatStub
 from tests.voice.conftest import VoiceCampaign
 
 
@@ -120,3 +127,54 @@ async def test_consolidator_writes_on_the_clock_and_at_shutdown_once(
     assert len(texts) == 6 and len(set(texts)) == 6
     assert not any(t.startswith("summary") for t in texts)
     assert cm.since(0) == []  # the log is trimmed once written
+
+
+class ScriptedRecognizer:
+    """Hears the given lines in order (the loop's wiring is under test, not Whisper)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
+                   ) -> Transcript:
+        return Transcript(self.lines.pop(0))
+
+
+class Silent:
+    def synthesize(self, text: str) -> Synthesized:
+        return Synthesized(np.zeros(160, np.float32), 16_000)
+
+
+async def test_the_loop_keeps_its_history_through_the_context_manager(
+    voice_service: Any, voice_campaign: VoiceCampaign, chat_stub: StreamingChatStub, db: Any,
+) -> None:
+    rate = 16_000
+    t = np.arange(rate) / rate
+    tone = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+    quiet = np.zeros(rate, np.float32)
+    audio = Synthesized(np.concatenate([quiet[:8000], tone, quiet, tone, quiet]), rate)
+    chat_stub.respond = lambda body: {"content": "Aye, that I do."}
+    config = VoiceConfig(voice_campaign.session_id, "thaldrin", partial_every_s=0,
+                         context_window_tokens=100)  # the instructions alone pass 75 %
+    loop = VoiceLoop(voice_service, config,
+                     stt=ScriptedRecognizer(["Have you seen Mirela today?",
+                                             "Where did she go after that?"]),
+                     chat=OpenAIChat("stub", base_url=chat_stub.base_url), tts=Silent(),
+                     sink=BufferSink())
+    results = await loop.run(WavSource(audio, speaker_id="ana", speaker_name="Ana"))
+
+    assert [r.reply for r in results] == ["Aye, that I do.", "Aye, that I do."]
+    first, second = (r["messages"] for r in chat_stub.requests)
+    assert first[-1] == {"role": "user", "content": "Ana: Have you seen Mirela today?"}
+    # turn 2: turn 1's player line summarised into the prefix, the reply and the new line kept
+    assert second[1] == {"role": "system", "content":
+                         f"{SUMMARY_PREFIX}\n\nAna: Have you seen Mirela today?"}
+    assert second[2:] == [{"role": "assistant", "content": "Aye, that I do."},
+                          {"role": "user", "content": "Ana: Where did she go after that?"}]
+    # L1 once each: the inline writes, and nothing again from the consolidator at the end
+    rows = [(e.speaker_role, e.text) for e in SessionStore(db).get_entries(
+        voice_campaign.session_id)]
+    assert sorted(rows) == sorted([("player", "Have you seen Mirela today?"),
+                                   ("npc", "Aye, that I do."),
+                                   ("player", "Where did she go after that?"),
+                                   ("npc", "Aye, that I do.")])
