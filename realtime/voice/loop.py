@@ -242,8 +242,8 @@ class VoiceLoop:
         timings["hot_context"] = since()
         speaker = Speaker(self.tts, self.sink)
         speaker.start()
-        reply, outcomes, first_token = await self._answer(
-            context, utterance, entry["text"], decision.tier, speaker, ended)
+        reply, outcomes, first_token = await self._answer(context, decision.tier, speaker,
+                                                          ended)
         if first_token is not None:
             timings["first_token"] = first_token
         await speaker.finish()
@@ -257,8 +257,7 @@ class VoiceLoop:
                           speaker.audio_s, utterance.seconds, timings, partials, words)
 
     async def _answer(
-        self, context: HotContext, utterance: Utterance, text: str, tier: Tier,
-        speaker: Speaker, ended: float,
+        self, context: HotContext, tier: Tier, speaker: Speaker, ended: float,
     ) -> tuple[str, list[ToolOutcome], float | None]:
         cfg = self.config
         specs = tools_for_tier(tier, self.service.latencies)
