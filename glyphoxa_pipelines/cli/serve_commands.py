@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
+    from glyphoxa_pipelines.config import Settings
     from realtime.service import MemoryService
+    from realtime.voice.engines import VoiceEngines
 
 
 def register(app: typer.Typer) -> None:
@@ -35,6 +37,8 @@ def serve(
     log_level: str = typer.Option("info", help="uvicorn log level."),
     workers: int = typer.Option(1, min=1, help="Worker processes (pre-fetch results are "
                                 "per process: keep 1 unless sessions are routed sticky)."),
+    voice: bool = typer.Option(False, help="Mount the voice loop at /v1/voice (loads the "
+                               "speech engines; GLYPHOXA_LLM_MODEL names the chat model)."),
 ) -> None:
     """Run the realtime memory API. Beyond loopback GLYPHOXA_API_TOKEN is required."""
     import uvicorn
@@ -54,11 +58,29 @@ def serve(
 
         os.environ["GLYPHOXA_BIND_HOST"] = host
         os.environ["GLYPHOXA_MCP_HTTP"] = "1" if mcp_http else "0"
+        os.environ["GLYPHOXA_VOICE"] = "1" if voice else "0"
         uvicorn.run("realtime.api.app:app_from_env", factory=True, host=host, port=port,
                     workers=workers, log_level=log_level, access_log=False)
         return
-    app = create_app(_service(), token=settings.api_token, mount_mcp=mcp_http, host=host)
+    engines = _voice_engines(settings) if voice else None
+    app = create_app(_service(), token=settings.api_token, mount_mcp=mcp_http, host=host,
+                     voice=engines)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+
+
+def _voice_engines(settings: Settings) -> VoiceEngines:
+    """Loaded before the server starts listening: a missing model fails the start, not the
+    first player's turn."""
+    from glyphoxa_pipelines.providers.speech import SpeechModelMissing
+    from realtime.voice.engines import EngineConfigError, engines_from_env
+
+    try:
+        engines = engines_from_env(settings)
+        engines.load()
+    except (SpeechModelMissing, EngineConfigError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    return engines
 
 
 def mcp(

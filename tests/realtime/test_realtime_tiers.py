@@ -107,7 +107,7 @@ async def test_context_reports_tier(rt_client, rt_seed) -> None:  # type: ignore
 
 def test_validate_reports_every_problem() -> None:
     try:
-        tl.validate("memory.search_facts", {"limit": 0, "relation": "Bad Type", "x": 1})
+        tl.validate("memory.search_facts", {"limit": 0, "relation": "???", "x": 1})
     except tl.ToolInputError as exc:
         fields = {p.split(":")[0] for p in exc.problems}
         assert fields == {"limit", "relation", "x"}

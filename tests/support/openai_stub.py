@@ -1,4 +1,4 @@
-"""A local OpenAI-compatible server (chat, embeddings, speech) for tests of the HTTP providers:
+"""A local OpenAI-compatible server (chat, embeddings, speech, transcription) for tests of the HTTP providers:
 a real socket and the real wire format, so retries, timeouts and parsing run as in production."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from email.parser import BytesParser
+from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -13,8 +15,9 @@ from typing import Any
 class OpenAIStub:
     """A real HTTP server speaking the OpenAI chat/embeddings/speech wire format.
 
-    `chat`, `embed` and `speech` are replaceable callables; `fail_next` makes the next N requests
-    answer 500 (to exercise retries); `requests` records every request body.
+    `chat`, `embed`, `speech` and `transcribe` are replaceable callables; `fail_next` makes the
+    next N requests answer 500 (to exercise retries); `requests` records every request body (a
+    multipart upload as its form fields, the file as bytes).
     """
 
     def __init__(self) -> None:
@@ -23,6 +26,7 @@ class OpenAIStub:
             [1.0, 0.0, 0.0] for _ in texts
         ]
         self.speech: Callable[[dict[str, Any]], bytes] = lambda body: b"ID3-stub-audio"
+        self.transcribe: Callable[[dict[str, Any]], str] = lambda form: "stub transcript"
         self.fail_next = 0
         self.requests: list[tuple[str, dict[str, Any]]] = []
         stub = self
@@ -33,7 +37,12 @@ class OpenAIStub:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server API)
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                content_type = self.headers.get("Content-Type", "")
+                if content_type.startswith("multipart/form-data"):
+                    body = _form_fields(content_type, raw)
+                else:
+                    body = json.loads(raw or b"{}")
                 stub.requests.append((self.path, body))
                 if stub.fail_next > 0:
                     stub.fail_next -= 1
@@ -59,6 +68,8 @@ class OpenAIStub:
                     })
                 elif self.path.endswith("/audio/speech"):
                     self._send_bytes(200, stub.speech(body), "audio/mpeg")
+                elif self.path.endswith("/audio/transcriptions"):
+                    self._send(200, {"text": stub.transcribe(body)})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -80,3 +91,15 @@ class OpenAIStub:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def _form_fields(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart/form-data body as {name: text, or bytes for a file}."""
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        fields[str(name)] = payload if part.get_filename() else payload.decode()
+    return fields

@@ -89,12 +89,11 @@ async def test_http_turn_endpoint(
     import httpx
 
     from realtime.api.app import create_app
-    from realtime.voice.http_api import VoiceEngines, voice_router
+    from realtime.voice.engines import VoiceEngines
 
     chat_stub.respond = entity_lookup
-    app = create_app(voice_service, mount_mcp=False, open_service=False)
     engines = VoiceEngines(stt, OpenAIChat("stub", base_url=chat_stub.base_url), tts)
-    app.include_router(voice_router(lambda: voice_service, engines))
+    app = create_app(voice_service, mount_mcp=False, open_service=False, voice=engines)
     body = wav_bytes(tts.synthesize(LINE))
     url = f"/v1/voice/sessions/{voice_campaign.session_id}/npcs/thaldrin/turns"
     transport = httpx.ASGITransport(app=app)

