@@ -34,7 +34,8 @@ def npc_facts_query(campaign: sql.Composable, columns: str) -> sql.Composed:
     Each arm is cut to %(limit)s rows by its ranked index, so a hub NPC with hundreds of facts
     costs what a minor one does, and only the rows returned get their names looked up (by
     primary key: a join would be planned as a hash over every entity, the arms' sizes being
-    guesses). `campaign` is the campaign's expression (a parameter, or a joined column);
+    guesses). One top-N sort over the arms; `ord` is numbered over the kept rows, already in
+    that order. `campaign` is the campaign's expression (a parameter, or a joined column);
     `columns` must include `r.campaign_id`."""
     arm = sql.SQL(
         """(SELECT {cols} FROM relationships r
@@ -49,23 +50,24 @@ def npc_facts_query(campaign: sql.Composable, columns: str) -> sql.Composed:
     return sql.SQL(
         """
 SELECT f.*,
+       row_number() OVER (ORDER BY (f.source_id = %(npc)s) DESC, f.confidence DESC,
+                          f.rel_type, f.id) AS ord,
        (SELECT name FROM entities e WHERE e.campaign_id = f.campaign_id AND e.id = f.source_id)
            AS source_name,
        (SELECT name FROM entities e WHERE e.campaign_id = f.campaign_id AND e.id = f.target_id)
            AS target_name
 FROM (
-    SELECT u.*, row_number() OVER (ORDER BY (u.source_id = %(npc)s) DESC, u.confidence DESC,
-                                   u.rel_type, u.id) AS ord
-    FROM (
+    SELECT u.* FROM (
         {arms}
     ) u
-    ORDER BY ord LIMIT %(limit)s
+    ORDER BY (u.source_id = %(npc)s) DESC, u.confidence DESC, u.rel_type, u.id
+    LIMIT %(limit)s
 ) f"""
     ).format(arms=arms)
 
 
 _IDENTITY_FACTS = (
-    sql.SQL("{facts}\nORDER BY f.ord")
+    sql.SQL("{facts}\nORDER BY ord")
     .format(facts=npc_facts_query(sql.SQL("%(c)s"), REL_COLUMNS))
     .as_string()
 )
