@@ -54,26 +54,21 @@ class QueryEntitiesArgs(ToolArgs):
     limit: int = Field(5, ge=1, le=25, description="At most this many entities.")
 
 
-class GetRecapArgs(ToolArgs):
+class _OneSessionArgs(ToolArgs):
+    session: str = Field(
+        "last",
+        min_length=1,
+        max_length=200,
+        description='"last" (the previous session), "current", or a session id.',
+    )
+
+
+class GetRecapArgs(_OneSessionArgs):
     """A session's "previously on…" recap."""
 
-    session: str = Field(
-        "last",
-        min_length=1,
-        max_length=200,
-        description='"last" (the previous session), "current", or a session id.',
-    )
 
-
-class GetSessionSummaryArgs(ToolArgs):
+class GetSessionSummaryArgs(_OneSessionArgs):
     """A session's summary."""
-
-    session: str = Field(
-        "last",
-        min_length=1,
-        max_length=200,
-        description='"last" (the previous session), "current", or a session id.',
-    )
 
 
 class SearchFactsArgs(ToolArgs):
