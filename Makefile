@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,bench,speech]'
+	$(BIN)/python -m glyphoxa_pipelines.db.portable_pgvector
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -72,6 +72,11 @@ def start(pgdata: Path) -> str:
     _quiet_platformdirs()
     import pgserver
 
+    from glyphoxa_pipelines.db.portable_pgvector import embedded_problem
+
+    if (cpu_problem := embedded_problem()) is not None:
+        raise EmbeddedServerError(f"could not start the embedded PostgreSQL: {cpu_problem}")
+
     # The postmaster writes postmaster.pid line by line while it starts (and a standalone
     # backend briefly owns it, with a negative pid); pgserver's reader asserts on a file it
     # catches half-written. That is a moment, not a failure: read it again shortly.
