@@ -67,7 +67,8 @@ RequiredId = Annotated[str, Field(min_length=1, max_length=ID_CHARS), _SAFE]
 # and in `known_by` the empty string would be the public viewer (realtime/viewers.py).
 EntityRef = Annotated[str, Field(min_length=1, max_length=ID_CHARS, pattern=r"\S"), _SAFE]
 NameText = Annotated[str, Field(max_length=NAME_CHARS), _SAFE]
-RequiredName = Annotated[str, Field(min_length=1, max_length=NAME_CHARS), _SAFE]
+# A name the table says aloud: blank ones would pass here and fail the database's CHECK (a 500).
+RequiredName = Annotated[str, Field(min_length=1, max_length=NAME_CHARS, pattern=r"\S"), _SAFE]
 ProseText = Annotated[str, Field(max_length=PROSE_CHARS), _SAFE]
 EvidenceText = Annotated[str, Field(max_length=EVIDENCE_CHARS), _SAFE]
 EntryText = Annotated[str, Field(min_length=1, max_length=ENTRY_TEXT_CHARS), _SAFE]

@@ -82,6 +82,8 @@ BAD_EDITS = [
     ("post", "/entities", {"type": "npc", "name": "ok", "attributes": {"k": "x" * 70_000}}),
     ("post", "/entities", {"type": "npc", "name": "ok", "attributes": {"n": 2**70}}),
     ("post", "/entities", {"type": "npc", "name": "ok", "aliases": ["a"] * 51}),
+    ("post", "/entities", {"type": "npc", "name": " "}),
+    ("patch", "/entities/thaldrin", {"name": " \t"}),
     ("put", "/npcs/someone/profile", {"behavior_rules": ["x" * 5_000]}),
     ("put", "/npcs/someone/profile", {"emotional_state": "calm\x00"}),
     ("post", "/facts", {"source": "a", "relation": "knows", "target": "b",
