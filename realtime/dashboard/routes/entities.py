@@ -82,7 +82,8 @@ async def update_entity(
     if ent is None:
         raise NotFoundError(f"unknown entity {entity_id!r} in campaign {campaign_id!r}")
     attrs = attribute_lines(attributes)
-    patch = body(EntityPatch, name=name, aliases=name_list(aliases), attributes=attrs,
+    # Stripped: a blank name must be the form's 422, not the database's CHECK.
+    patch = body(EntityPatch, name=name.strip(), aliases=name_list(aliases), attributes=attrs,
                  remove_attributes=[k for k in ent.attributes if k not in attrs])
     await dm.update_entity(campaign_id, entity_id, patch, svc)
     return await _entity_page(request, svc, campaign_id, entity_id)
