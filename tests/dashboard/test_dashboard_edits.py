@@ -161,4 +161,5 @@ async def test_graph_filters(client: httpx.AsyncClient, seed: Seed) -> None:
     assert await edges(session="nope") == set()
     r = await client.get(url, params={"type": ["place"]})
     assert {n["data"]["type"] for n in r.json()["nodes"]} == {"place"}
+    assert (await client.get(url, params={"type": [""]})).json() == {"nodes": [], "edges": []}
     assert (await client.get(url, params={"npc": "sunblade"})).status_code == 422

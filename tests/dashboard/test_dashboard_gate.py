@@ -88,6 +88,9 @@ async def test_changes_need_the_csrf_token_and_same_origin(
 
 
 async def test_the_host_check_applies(client: httpx.AsyncClient) -> None:
+    # no token: nothing to log in to
+    r = await client.get("/dashboard/login")
+    assert r.status_code == 303 and r.headers["location"] == "/dashboard/"
     r = await client.get("/dashboard/", headers={"Host": "rebound.example"})
     assert r.status_code == 421
 

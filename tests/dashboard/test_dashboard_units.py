@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from glyphoxa_pipelines.memory import Entity, InvalidInputError, KnownFact, Rela
 from realtime.dashboard.forms import attribute_lines, name_list
 from realtime.dashboard.graph_view import graph_elements
 from realtime.dashboard.merge import merged_aliases
-from realtime.dashboard.reprocess import Reprocessor
+from realtime.dashboard.reprocess import Reprocessor, glyphoxa_command
 
 VENDOR = Path(__file__).resolve().parents[2] / "realtime" / "dashboard" / "static" / "vendor"
 
@@ -88,3 +90,13 @@ async def test_reprocessor_runs_the_command_once_at_a_time(tmp_path: Path) -> No
             break
         await asyncio.sleep(0.05)
     assert failing.returncode == -1 and "could not start" in failing.output
+
+
+def test_the_default_command_is_the_clis_backfill() -> None:
+    """The button's command line is one the CLI takes (the launch itself is tested with the
+    CLI's backfill, under Dagster)."""
+    command = [*glyphoxa_command(), "backfill", "--help"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "--campaign" in out.stdout and "backfill" in out.stdout.lower()

@@ -19,6 +19,8 @@
   const colours = {};
   async function load() {
     const params = new URLSearchParams(new FormData(form));
+    // No type ticked means no entity, not every type (an absent `type` is "all").
+    if (!params.has("type")) params.append("type", "");
     const response = await fetch(form.dataset.url + "?" + params.toString(),
                                  { credentials: "same-origin" });
     if (!response.ok) return;
