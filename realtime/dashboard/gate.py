@@ -34,6 +34,8 @@ from realtime.dashboard.templates import CSRF_STATE, render_page
 
 PREFIX = "/dashboard"
 LOGIN_PATH = f"{PREFIX}/login"
+# The stylesheet and vendored scripts hold nothing of a campaign; the login page needs them.
+STATIC_PREFIX = f"{PREFIX}/static/"
 SESSION_COOKIE = "glyphoxa_dash"
 CSRF_COOKIE = "glyphoxa_csrf"
 CSRF_HEADER = b"x-csrf-token"
@@ -138,7 +140,8 @@ class DashboardGate:
                 return
         if self._session is not None:
             if hmac.compare_digest(cookies.get(SESSION_COOKIE, "").encode(),
-                                   self._session.encode()):
+                                   self._session.encode()) or (
+                    method in SAFE_METHODS and path.startswith(STATIC_PREFIX)):
                 scope["state"][AUTHENTICATED] = True
             elif b"authorization" not in headers:
                 # A page load goes to the login form; an htmx call is told to log in.

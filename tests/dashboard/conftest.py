@@ -13,30 +13,20 @@ import os
 import socket
 import sys
 import threading
-import uuid
-import wave
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from glyphoxa_pipelines.config import Settings
-from glyphoxa_pipelines.db import Database
-from glyphoxa_pipelines.memory import (
-    Campaign,
-    CampaignStore,
-    Entity,
-    KnowledgeGraph,
-    Recap,
-    RecapStore,
-    Relationship,
-    SessionStore,
-    SessionSummary,
-    SummaryStore,
+from tests.dashboard.dashboard_support import (
+    TOKEN,
+    LiveServer,
+    Seed,
+    client_for,
+    make_service,
+    seed_dashboard,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,8 +36,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]
 ARTIFACTS = Path(os.environ.get("GLYPHOXA_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "dashboard"
-T0 = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
-TOKEN = "dash-test-token-" + uuid.uuid4().hex[:8]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -63,82 +51,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
     setattr(item, f"rep_{report.when}", report)
 
 
-@dataclass
-class Seed:
-    campaign_id: str
-    ended: str
-    live: str
-    pending_fact: int
-    hidden_fact: int
-    secret_fact: int
-    public_fact: int
-    audio: Path
-    ids: dict[str, str] = field(default_factory=dict)
-
-
-def write_wav(path: Path, seconds: float = 0.5) -> None:
-    """A real (silent) WAV, so the browser's decoder accepts it."""
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(8000)
-        w.writeframes(b"\x00\x00" * int(8000 * seconds))
-
-
-def seed_dashboard(url: str, folder: Path) -> Seed:
-    """A campaign with three NPCs, a place, an item; one pending, one hidden, one secret and
-    one public fact; an ended session with a summary and a recap with audio, and a live one."""
-    cid = "dash-" + uuid.uuid4().hex[:10]
-    audio = folder / f"{cid}-recap.wav"
-    write_wav(audio)
-    with Database(url, max_size=2).open() as db:
-        CampaignStore(db).upsert(Campaign(cid, f"Dashboard {cid}", "The Sunblade affair"))
-        kg = KnowledgeGraph(db)
-        for eid, etype, name, aliases in (
-            ("thaldrin", "npc", "Thaldrin Ashvale", ["Thal"]),
-            ("mirela", "npc", "Mirela Quickfingers", []),
-            ("borga", "npc", "Borga", []),
-            ("smith", "npc", "The Smith", ["Old Smith"]),
-            ("tankard", "place", "Gilded Tankard", []),
-            ("sunblade", "item", "Sunblade", []),
-        ):
-            kg.add_entity(Entity(cid, eid, etype, name, aliases,
-                                 {"role": "smith"} if eid == "thaldrin" else {}))
-        log = SessionStore(db)
-        ended = log.start_session(cid, f"{cid}-s1", title="Night 1", started_at=T0,
-                                  status="ended").id
-        live = log.start_session(cid, f"{cid}-s2", title="Night 2",
-                                 started_at=T0 + timedelta(days=7)).id
-
-        def fact(src: str, rel: str, dst: str, **kw: Any) -> int:
-            r = kg.add_relationship(Relationship(cid, src, dst, rel, session_id=ended, **kw))
-            assert r.id is not None
-            return r.id
-
-        public = fact("thaldrin", "works_at", "tankard")
-        pending = fact("thaldrin", "owes_debt_to", "borga", status="pending", confidence=0.4,
-                       provenance="extracted", evidence="Thaldrin owes Borga thirty gold.")
-        hidden = fact("mirela", "stole", "sunblade", visibility="hidden")
-        secret = fact("borga", "distrusts", "mirela", visibility="secret")
-        fact("smith", "works_at", "tankard")
-        SummaryStore(db).save(SessionSummary(ended, cid, "The party met Thaldrin at the inn.",
-                                             ["Thaldrin owes Borga"], "test"))
-        RecapStore(db).save(Recap(ended, cid, "Previously: the Sunblade vanished.",
-                                  str(audio), "test"))
-    return Seed(cid, ended, live, pending, hidden, secret, public, audio)
-
-
 @pytest.fixture
 def seed(database_url: str, tmp_path: Path) -> Seed:
     tmp_path.chmod(0o755)
     return seed_dashboard(database_url, tmp_path)
-
-
-def make_service(url: str, home: Path) -> Any:
-    from realtime.service import MemoryService
-
-    return MemoryService(url, settings=Settings.from_env(), spool_dir=home / "spool",
-                         probe_interval_s=0.2)
 
 
 @pytest.fixture(scope="session")
@@ -148,14 +64,6 @@ async def dash_service(database_url: str, tmp_path_factory: pytest.TempPathFacto
     await svc.open(warm_embedder=False)
     yield svc
     await svc.close()
-
-
-def client_for(svc: Any, token: str | None = None) -> httpx.AsyncClient:
-    from realtime.api.app import create_app
-
-    app = create_app(svc, mount_mcp=False, open_service=False, token=token)
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                             base_url="http://127.0.0.1")
 
 
 @pytest.fixture
@@ -179,18 +87,13 @@ print("backfill recorded: " + " ".join(sys.argv[2:]))
 """
 
 
-@dataclass
-class LiveServer:
-    url: str
-    reprocess_log: Path
-
-
 @pytest.fixture(scope="session")
 def live_server(database_url: str, tmp_path_factory: pytest.TempPathFactory
                 ) -> Iterator[LiveServer]:
     """The app, with its service, on a real port in a thread of its own (its own event loop,
-    as under `glyphoxa serve`). The reprocess button runs a recorder in place of `glyphoxa`
-    (the Dagster launch itself is the CLI's, tested with it)."""
+    as under `glyphoxa serve`), with a token, as when it listens beyond loopback: the browser
+    logs in. The reprocess button runs a recorder in place of `glyphoxa` (the Dagster launch
+    itself is the CLI's, tested with it)."""
     import uvicorn
 
     from realtime.api.app import create_app
@@ -208,7 +111,7 @@ def live_server(database_url: str, tmp_path_factory: pytest.TempPathFactory
         svc = make_service(database_url, home)
         await svc.open(warm_embedder=False)
         try:
-            app = create_app(svc, mount_mcp=False, open_service=False)
+            app = create_app(svc, mount_mcp=False, open_service=False, token=TOKEN)
             app.state.reprocessor = Reprocessor([sys.executable, str(recorder), str(log)])
             server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                                    log_level="warning"))
@@ -230,8 +133,10 @@ def live_server(database_url: str, tmp_path_factory: pytest.TempPathFactory
     thread.join(30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Module-scoped: Playwright's sync API keeps an event loop running in this thread while
+    it is open, which the async tests of later modules could not start theirs beside."""
     if not CHROMIUM.exists():
         pytest.skip(f"no chromium at {CHROMIUM}: install Debian's (`apt-get install -y "
                     "chromium`, as .ci/run does) to run the dashboard's browser tests")
@@ -245,7 +150,8 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+def anonymous_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh browser context (no cookies), not logged in."""
     context = browser.new_context()
     pg = context.new_page()
     pg.set_default_timeout(15_000)
@@ -256,3 +162,13 @@ def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
     context.close()
+
+
+@pytest.fixture
+def page(anonymous_page: Any, live_server: LiveServer) -> Any:
+    """A browser logged in to the dashboard through its login form."""
+    anonymous_page.goto(f"{live_server.url}/dashboard/login")
+    anonymous_page.get_by_label("Token").fill(TOKEN)
+    anonymous_page.get_by_role("button", name="Log in").click()
+    anonymous_page.wait_for_url(f"{live_server.url}/dashboard/")
+    return anonymous_page

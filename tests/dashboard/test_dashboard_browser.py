@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.dashboard.conftest import LiveServer, Seed
+from tests.dashboard.dashboard_support import TOKEN, LiveServer, Seed
 
 pytestmark = pytest.mark.browser
 
@@ -16,6 +16,25 @@ pytestmark = pytest.mark.browser
 def _hot_context(page: Any, server: LiveServer, seed: Seed, npc: str) -> str:
     page.goto(f"{server.url}/dashboard/c/{seed.campaign_id}/npcs/{npc}?session={seed.live}")
     return page.locator("#hot-context").inner_text()
+
+
+def test_login_is_asked_for_and_remembered(
+    anonymous_page: Any, live_server: LiveServer, seed: Seed
+) -> None:
+    page = anonymous_page
+    page.goto(f"{live_server.url}/dashboard/c/{seed.campaign_id}")
+    assert page.url == f"{live_server.url}/dashboard/login"
+    page.get_by_label("Token").fill("not-the-token")
+    page.get_by_role("button", name="Log in").click()
+    assert "not the service" in page.locator("#login-error").inner_text()
+    page.get_by_label("Token").fill(TOKEN)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}/dashboard/")
+    page.goto(f"{live_server.url}/dashboard/c/{seed.campaign_id}")
+    assert "Night 1" in page.locator("#timeline").inner_text()
+    cookies = {c["name"]: c for c in page.context.cookies()}
+    assert cookies["glyphoxa_dash"]["httpOnly"] and cookies["glyphoxa_dash"]["sameSite"] == "Strict"
+    assert TOKEN not in cookies["glyphoxa_dash"]["value"]
 
 
 def test_confirm_a_fact_and_see_it_in_the_next_hot_context(

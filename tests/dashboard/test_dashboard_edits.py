@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.dashboard.conftest import Seed
+from tests.dashboard.dashboard_support import Seed
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from realtime.dashboard.gate import CSRF_COOKIE, SESSION_COOKIE, same_origin, session_value
-from tests.dashboard.conftest import TOKEN, Seed, client_for
+from tests.dashboard.dashboard_support import TOKEN, Seed, client_for
 
 
 def _token_field(html: str) -> str:
@@ -25,6 +25,11 @@ async def test_login_with_the_token(dash_service: Any, seed: Seed) -> None:
         assert r.status_code == 303 and r.headers["location"] == "/dashboard/login"
         r = await client.get("/dashboard/", headers={"HX-Request": "true"})
         assert r.status_code == 401 and r.headers["hx-redirect"] == "/dashboard/login"
+        css = await client.get("/dashboard/static/dashboard.css")  # the login page's style
+        assert css.status_code == 200 and "font-family" in css.text
+        # the static files' openness is theirs only: a path that climbs out finds nothing
+        sneak = await client.get(f"/dashboard/static/../c/{seed.campaign_id}")
+        assert sneak.status_code in (303, 404) and "Night 1" not in sneak.text
         form = await client.get("/dashboard/login")
         assert form.status_code == 200 and CSRF_COOKIE in client.cookies
         field = _token_field(form.text)

@@ -7,7 +7,7 @@ import re
 
 import httpx
 
-from tests.dashboard.conftest import Seed
+from tests.dashboard.dashboard_support import Seed
 
 
 def csrf(page_html: str) -> str:
