@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Sequence
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -91,7 +92,7 @@ def _cookie_header(name: str, value: str, *, secure: bool, max_age: int | None =
 
 
 async def _send_simple(send: Any, status: int, body: bytes, content_type: bytes,
-                       extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+                       extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     await send({
         "type": "http.response.start",
         "status": status,
