@@ -4,6 +4,7 @@ through the API's own operations (seen through the JSON API afterwards)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 
@@ -49,6 +50,16 @@ async def test_every_page_renders(client: httpx.AsyncClient, seed: Seed) -> None
     assert "owes debt" not in npc  # pending: not known yet
     graph = (await _get(client, f"{c}/graph")).text
     assert "cytoscape-3.34.4.min.js" in graph
+
+
+async def test_the_preview_is_not_one_of_the_npcs_turns(
+    client: httpx.AsyncClient, seed: Seed, dash_service: Any
+) -> None:
+    r = await client.get(f"/dashboard/c/{seed.campaign_id}/npcs/borga?session={seed.live}")
+    assert r.status_code == 200 and "Borga distrusts Mirela Quickfingers" in r.text
+    assert dash_service.turn_count(seed.live, "borga") == 0
+    await dash_service.hot_context(seed.live, "borga")  # a real turn still counts
+    assert dash_service.turn_count(seed.live, "borga") == 1
 
 
 async def test_unknown_things_are_404(client: httpx.AsyncClient, seed: Seed) -> None:

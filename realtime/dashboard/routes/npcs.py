@@ -59,7 +59,8 @@ async def npc_page(
         sessions[0] if sessions else None)
     context: dict[str, Any] | None = None
     if chosen is not None:
-        context = (await svc.hot_context(chosen.id, npc_id)).as_dict()
+        # not counted as a turn: the NPC's real first turn keeps its first-turn framing
+        context = (await svc.hot_context(chosen.id, npc_id, count_turn=False)).as_dict()
     return page(request, "npc.html", campaign=camp, npc=npc, sessions=sessions,
                 session=chosen, context=context, tools=RECALL_TOOLS)
 
