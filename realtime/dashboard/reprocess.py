@@ -76,7 +76,3 @@ class Reprocessor:
         except OSError as exc:
             launch.output = f"could not start {launch.command[0]}: {exc}"
             launch.returncode = -1
-
-    async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
