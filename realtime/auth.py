@@ -67,7 +67,10 @@ class BearerAuthMiddleware:
             if name == b"authorization":
                 given = _credentials(value)
                 break
-        ok = given is not None and hmac.compare_digest(given, self._expected)
+        # An outer gate may have authenticated the request already (the dashboard's session
+        # cookie, `realtime.dashboard.gate`, on its own paths only).
+        ok = is_authenticated(scope) or (
+            given is not None and hmac.compare_digest(given, self._expected))
         if ok:
             scope.setdefault("state", {})[AUTHENTICATED] = True
         if ok or scope.get("path") in OPEN_PATHS:

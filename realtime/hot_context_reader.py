@@ -65,7 +65,8 @@ class HotContextReader:
         self._turns: LRUCache[tuple[str, str], int] = LRUCache(maxsize=10_000)
 
     async def read(
-        self, session_id: str, npc_id: str, *, budget: int | None = None, fact_limit: int = 30
+        self, session_id: str, npc_id: str, *, budget: int | None = None, fact_limit: int = 30,
+        count_turn: bool = True,
     ) -> HotContext:
         """Identity + scene + recent transcript + pre-fetched memories, in one statement.
         The identity part (NPC row, profile, known facts) comes from the graph cache while no
@@ -113,7 +114,8 @@ class HotContextReader:
             budget=budget,
             assembled_at=datetime.now(UTC).isoformat(),
         )
-        self._turns[key] = self._turns.get(key, 0) + 1
+        if count_turn:  # a DM's preview (the dashboard) is not one of the NPC's turns
+            self._turns[key] = self._turns.get(key, 0) + 1
         self._last_good[key] = ctx
         self._last_good.move_to_end(key)
         while len(self._last_good) > LAST_GOOD:

@@ -202,8 +202,9 @@ class MemoryService:
         await self.prefetcher.wait(session_id, timeout_s)
 
     async def hot_context(self, session_id: str, npc_id: str, *, budget: int | None = None,
-                          fact_limit: int = 30) -> HotContext:
-        return await self.reader.read(session_id, npc_id, budget=budget, fact_limit=fact_limit)
+                          fact_limit: int = 30, count_turn: bool = True) -> HotContext:
+        return await self.reader.read(session_id, npc_id, budget=budget, fact_limit=fact_limit,
+                                      count_turn=count_turn)
 
     def turn_count(self, session_id: str, npc_id: str) -> int:
         return self.reader.turn_count(session_id, npc_id)

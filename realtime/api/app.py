@@ -30,6 +30,7 @@ from realtime.api.request_guards import (
 )
 from realtime.api.routes import context, dm, entries, health, sessions, tools
 from realtime.auth import BearerAuthMiddleware, check_bind, is_loopback
+from realtime.dashboard import DashboardGate, install_dashboard
 from realtime.service import MemoryService
 from realtime.tools import ToolInputError, UnknownToolError
 
@@ -139,6 +140,7 @@ def create_app(
     install_error_handlers(app)
     for router in (health, sessions, entries, context, tools, dm):
         app.include_router(router.router)
+    install_dashboard(app)
     if voice is not None:
         from realtime.voice.http_api import voice_router
 
@@ -148,12 +150,14 @@ def create_app(
 
         app.router.routes.append(Route("/mcp", endpoint=mcp_asgi, methods=["GET", "POST",
                                                                            "DELETE"]))
-    # Added innermost first: a request meets the Host check, then auth, then the body limit,
-    # then the path text check.
+    # Added innermost first: a request meets the Host check, then the dashboard's login and
+    # CSRF gate (its cookie counts as the token on /dashboard paths), then auth, then the body
+    # limit, then the path text check.
     app.add_middleware(PathTextMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=max_body_bytes or MAX_BODY_BYTES)
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
+    app.add_middleware(DashboardGate, token=token)
     if is_loopback(host):
         app.add_middleware(HostGuardMiddleware, allowed_hosts=allowed_hosts,
                            loopback_socket=not token)
