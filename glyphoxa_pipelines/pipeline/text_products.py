@@ -64,7 +64,8 @@ def summarize_session(
     llm = services.llm
     if llm is not None:
         summary = summaries.summarize_session_llm(
-            chunks, llm, campaign_id=campaign_id, session_id=session_id
+            chunks, llm, campaign_id=campaign_id, session_id=session_id,
+            dm_names=dm_names(services, session_id),
         )
         if summary is not None and summary.summary.strip():
             return summary, details

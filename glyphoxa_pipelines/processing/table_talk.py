@@ -160,7 +160,8 @@ _RULES = (
     r"points? of (?:\w+ )?damage|damage (?:roll|dice)",
     r"(?:" + _N + r"|that|the|your|much|of|no|extra|double|half)(?: \w+)? damage",
     r"plus " + _N + r"|minus " + _N + r"|" + _N + r" (?:plus|minus)",
-    r"my turn|your turn|whose turn|next turn|end (?:of )?(?:my|your|his|her|the) turn",
+    r"my turn|your turn|whose turn|next turn|\w+'s turn|surprise round|round of surprise",
+    r"end (?:of )?(?:my|your|his|her|the) turn",
     r"turn order|top of the round|(?:this|next|the) round|concentration",
     r"spell ?book|character sheet|level(?:ed|ing)? up|experience points|xp|multiclass\w*",
     r"the rules?|rules (?:say|as written)|rulebook|player'?s handbook|homebrew",
@@ -180,7 +181,8 @@ _SHOW = (
     r"audio|mic|microphone|camera|headphones?|internet|wi-?fi|lag|discord",
     r"technical difficulties|voice actors?|dungeon master|game master|the game|players?",
     r"character(?:'s)? (?:sheet|backstory|creation)|my character|your character",
-    r"critical role|everyone at home|folks at home|guys at home|the audience",
+    r"critical role|everyone at home|folks at home|guys at home|the audience|announc\w*",
+    r"q ?(?:&|and) ?a|questions? (?:from|for) (?:the|you)",
 )
 SHOW = re.compile(r"\b(?:" + "|".join(_SHOW) + r")\b", re.IGNORECASE)
 FILLER = re.compile(
@@ -279,6 +281,11 @@ SIGN_OFF = re.compile(
     r"(?:week|time|session)|good ?night,? everyone|thank you (?:all )?for watching)\b",
     re.IGNORECASE,
 )
+QUESTIONS = re.compile(
+    r"\b(?:q ?(?:&|and) ?a|question and answer|(?:answer|take) (?:some|a few) (?:of your )?"
+    r"questions)\b",
+    re.IGNORECASE,
+)
 MAX_PRESHOW_SHARE = 0.25  # a story start later than this is a recap inside play, not the start
 MAX_BREAK_LINES = 120  # a "break" with no "welcome back" in sight was only talk of one
 
@@ -307,8 +314,13 @@ def table_spans(lines: Sequence[TableLine], context: TableContext) -> list[bool]
             for j in range(i + 1, end):
                 out[j] = True
     tail = next(
-        (i for i in reversed(dm_lines) if i >= n * 0.9 and SIGN_OFF.search(lines[i].text)), None
+        (i for i in reversed(dm_lines) if i >= n * 0.75 and SIGN_OFF.search(lines[i].text)), None
     )
+    questions = next(
+        (i for i in dm_lines if i >= n * 0.5 and QUESTIONS.search(lines[i].text)), None
+    )
+    if questions is not None and (tail is None or questions < tail):
+        tail = questions  # the audience's questions after the game
     if tail is not None:
         for j in range(tail + 1, n):
             out[j] = True
