@@ -79,3 +79,54 @@ def retell_declaration(sentence: str, character: str) -> str | None:
         rest = pattern.sub(repl, rest)
     out = f"{head}{rest}".rstrip()
     return out if out.endswith((".", "!")) else out.rstrip(",;:") + "."
+
+
+_IRREGULAR_PAST = set(
+    """took saw got made felt found heard left ran fell held knew threw struck caught brought
+    thought stood sat went came gave drew drove flew hid kept led lost met paid put read rode
+    rose said sent shot shook slid spoke spun swung told tore won woke wore wrote began broke
+    bit blew chose dug did ate forgot froze grew hung knelt laid lit meant sank sang slept
+    slew stole stuck swam swore understood hit cut set let""".split()
+)
+_BE_HAVE = {"are": "is", "were": "was", "have": "has", "'re": "is", "’re": "is", "'ve": "has",
+            "’ve": "has", "'ll": "will", "’ll": "will"}
+_ADVERBS = set("now also still just then all both even never ever already again soon almost "
+               "only not".split())
+_ING_VERBS = set("swing bring sing fling sting cling spring string wring ring".split())
+_MODAL_VERBS = set("can could will would should may might must".split())
+_ADDRESS = re.compile(r"^You(?P<clitic>'re|’re|'ve|’ve|'ll|’ll)?\s+(?P<verb>[a-z]+)\b(?P<rest>.*)$")
+_PARTY = re.compile(r"^(?:guys|all|both|two|three|each|folks|and)\b")
+
+
+def retell_address(sentence: str, character: str) -> str | None:
+    """The DM's answer to one player, "You pull the lever.", told about the character:
+    "Grog pulls the lever."; None unless it opens with "You" + a verb that can be inflected
+    safely and says nothing more about "you" than "your" (which becomes "their")."""
+    m = _ADDRESS.match(" ".join(sentence.split()))
+    if not m or not character:
+        return None
+    clitic, verb, rest = m.group("clitic"), m.group("verb"), m.group("rest")
+    if _PARTY.match(verb) or _SECOND_VERB.search(rest):
+        return None
+    if re.search(r"\b(?:you|you're|you've|you'll|yourself|we|us|our|i)\b|[\"“”?]|--", rest,
+                 re.IGNORECASE):
+        return None
+    if clitic:
+        head = f"{character} {_BE_HAVE[clitic]} {verb}"
+    elif verb in _BE_HAVE:
+        head = f"{character} {_BE_HAVE[verb]}"
+    elif verb in _MODAL_VERBS or verb in _IRREGULAR_PAST or verb.endswith("ed"):
+        head = f"{character} {verb}"
+    elif verb in ("see", "hear", "feel", "notice", "watch", "look", "find", "spot", "smell"):
+        head = f"{character} {third_person_verb(verb)}"
+    elif (verb.endswith("ing") and verb not in _ING_VERBS) or verb.endswith("ly") or (
+        verb in _NOT_DEEDS or verb in _ADVERBS
+    ):
+        return None
+    else:
+        head = f"{character} {third_person_verb(verb)}"
+    rest = re.sub(r"\byour\b", "their", rest, flags=re.IGNORECASE)
+    if len(rest.split()) < 2:
+        return None
+    out = f"{head}{rest}".rstrip()
+    return out if out.endswith((".", "!")) else out.rstrip(",;:") + "."

@@ -22,13 +22,14 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from glyphoxa_pipelines.memory.models import Chunk, SessionSummary
 from glyphoxa_pipelines.processing.cast import infer_characters
-from glyphoxa_pipelines.processing.retelling import retell_declaration
+from glyphoxa_pipelines.processing.retelling import retell_address, retell_declaration
 from glyphoxa_pipelines.processing.scenes import (
     Scene,
     StorySentence,
@@ -59,6 +60,10 @@ _OPENER = re.compile(
 )
 MIN_WORDS, MAX_WORDS = 8, 55
 NAME_BOOST = 1.5
+LENGTH_EXPONENT = 0.7  # sentence weight / words ** this: dense lines over rambling ones
+WORDS_PER_POINT = 600
+SCENE_NAMES = 8
+ADDRESSED_SENTENCES = 2  # the DM's answer to a player: its first sentences are about them
 EVENT_BONUS = 0.35
 MAX_DEEDS = 2  # per scene: the characters' own deeds, retold from their players' words
 
@@ -106,7 +111,7 @@ class Vocabulary:
     def score(self, text: str) -> float:
         words = self.content(text)
         n = len(text.split())
-        return sum(self.weight[w] for w in words) / math.sqrt(max(n, 1))
+        return sum(self.weight[w] for w in words) / max(n, 1) ** LENGTH_EXPONENT
 
 
 def _key(word: str) -> str:
@@ -135,6 +140,10 @@ def usable(text: str) -> bool:
         return False  # half a quote
     if text.split()[0].lower().endswith("ing"):
         return False  # "Landing right on top of ...": no subject
+    if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
+        return False  # "However, of House ...": the transcript lost the subject
+    if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
+        return False  # a speaker label inside a line; an NPC's "I" read as narration
     return text[:1].isupper() and text[-1:] in ".!\"”'"
 
 
@@ -219,14 +228,15 @@ def summarize_lines(
     context = context or TableContext.from_lines(lines, world_names=world_names)
     if characters is None:
         characters = infer_characters(lines, context)
-    classified = classify_transcript(lines, context)
+    classified = _name_the_addressed(classify_transcript(lines, context), lines, context,
+                                     characters)
     deeds_of = _deeds(classified, context, characters)
     story = [c.text for c in classified if c.kind is TalkKind.NARRATION]
     if not story:
         return SessionSummary(session_id, campaign_id, "", [], method=SUMMARIZER_VERSION)
     words = sum(len(t.split()) for t in story)
     if max_points is None:  # about one point per 600 words of narration, 8 to 24
-        max_points = min(24, max(8, words // 600))
+        max_points = min(24, max(8, words // WORDS_PER_POINT))
     n_scenes = max(2, round(max_points / 2))
     scenes = split_scenes(classified, target_scenes=n_scenes)
     vocab = Vocabulary(story + [d.text for d in deeds_of.values()],
@@ -240,7 +250,7 @@ def summarize_lines(
         sentences = [_finish(clean_sentence(s.text)) for s in picks]
         if sentences:
             key_points += sentences
-            names = scene_names(scene, vocab, context)
+            names = scene_names(scene, vocab, context, limit=SCENE_NAMES)
             header = [f"Scene {len(paragraphs) + 1}: {', '.join(names)}."] if names else []
             paragraphs.append(" ".join(header + sentences))
     return SessionSummary(
@@ -250,6 +260,27 @@ def summarize_lines(
         key_points=key_points,
         method=SUMMARIZER_VERSION,
     )
+
+
+def _name_the_addressed(
+    classified: list[ClassifiedSentence], lines: Sequence[TableLine], context: TableContext,
+    characters: Mapping[str, str],
+) -> list[ClassifiedSentence]:
+    """The DM's first sentences in answer to one player, "You pull the lever.", told about
+    that player's character ("Grog pulls the lever."): the story's terms, not the table's."""
+    out: list[ClassifiedSentence] = []
+    position = 0
+    for k, c in enumerate(classified):
+        position = position + 1 if k and classified[k - 1].line_index == c.line_index else 0
+        i = c.line_index
+        name = characters.get(lines[i - 1].speaker) if i > 0 else None
+        if (c.kind is TalkKind.NARRATION and name and position < ADDRESSED_SENTENCES
+                and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
+            retold = retell_address(c.text, name)
+            if retold:
+                c = replace(c, text=retold)
+        out.append(c)
+    return out
 
 
 def _deeds(
