@@ -108,21 +108,13 @@ def produce(data: Path, episodes: list[str]) -> dict[str, Any]:
     from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
 
     count_tokens = SentenceTransformerEmbedder().count_tokens
-    characters: list[str] = []
-    try:  # the code under test maps players to characters; the base cannot
+    try:  # the code under test maps players to characters from each session's own lines,
+        # as the pipeline does (text_products.session_characters); the base cannot
         from glyphoxa_pipelines.processing.cast import infer_characters
         from glyphoxa_pipelines.processing.table_talk import TableLine
-
-        campaign_lines = []
-        for ep in episodes:
-            entries = import_transcript(data / "crd3" / "cleaned" / f"{ep}.json",
-                                        dm_speakers={DM.lower()}).as_entries("cr", ep.lower())
-            campaign_lines += [TableLine(e.speaker_name, e.text, e.speaker_role) for e in entries]
-        mapping = infer_characters(campaign_lines)
-        characters = [mapping[p] for p in sorted(mapping)]
     except ImportError:
-        mapping = {}
-    out: dict[str, Any] = {"characters": mapping, "episodes": {}}
+        infer_characters = None
+    out: dict[str, Any] = {"characters": {}, "episodes": {}}
     recap_args = inspect.signature(recaps.recap_from_summary).parameters
     for ep in episodes:
         started = time.perf_counter()
@@ -134,8 +126,11 @@ def produce(data: Path, episodes: list[str]) -> dict[str, Any]:
         summary = summaries.summarize_session(chunks, None, dm_names=[DM])
         t_summary = time.perf_counter() - started
         kwargs: dict[str, Any] = {"campaign_name": CAMPAIGN}
-        if "characters" in recap_args:
-            kwargs["characters"] = characters
+        if "characters" in recap_args and infer_characters is not None:
+            mapping = infer_characters(
+                [TableLine(e.speaker_name, e.text, e.speaker_role) for e in entries])
+            out["characters"][ep] = mapping
+            kwargs["characters"] = sorted(set(mapping.values()))
         recap = recaps.recap_from_summary(summary, **kwargs)
         out["episodes"][ep] = {
             "method": summary.method,

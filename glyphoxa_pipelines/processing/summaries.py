@@ -364,6 +364,7 @@ def summarize_session_llm(
     session_id: str | None = None,
     dm_names: Sequence[str] = (),
     world_names: Sequence[str] = (),
+    characters: Mapping[str, str] | None = None,
     window_chars: int = 24_000,
     target_scenes: int = 8,
 ) -> SessionSummary | None:
@@ -379,11 +380,13 @@ def summarize_session_llm(
     session_id = session_id or chunks[0].session_id
     lines = lines_from_chunks(chunks, dm_names)
     context = TableContext.from_lines(lines, dm_speakers=dm_names, world_names=world_names)
+    if characters is None:
+        characters = infer_characters(lines, context)
     classified = classify_transcript(lines, context)
     scenes = split_scenes(classified, target_scenes=target_scenes)
     partials: list[dict] = []
     for scene in scenes:
-        for n, window in enumerate(_scene_windows(scene, context, window_chars)):
+        for n, window in enumerate(_scene_windows(scene, context, characters, window_chars)):
             part = f" (part {n + 1})" if n else ""
             answer = llm.complete_json(
                 LLM_SCENE_SYSTEM,
@@ -416,12 +419,18 @@ def summarize_session_llm(
     )
 
 
-def _scene_windows(scene: Scene, context: TableContext, window_chars: int) -> list[str]:
+def _scene_windows(
+    scene: Scene, context: TableContext, characters: Mapping[str, str], window_chars: int
+) -> list[str]:
     """A scene's in-game lines as "Speaker: text", cut to the model's window; the DM is
-    labelled DM so the model does not take a player's name for a character's."""
+    labelled DM and a player by their character when known, so the model tells the story
+    in the characters' names."""
     rows: list[str] = []
     for s in scene.sentences:
-        who = "DM" if s.kind is TalkKind.NARRATION or context.is_dm(s.speaker) else s.speaker
+        if s.kind is TalkKind.NARRATION or context.is_dm(s.speaker):
+            who = "DM"
+        else:
+            who = characters.get(s.speaker, s.speaker)
         if rows and rows[-1].startswith(f"{who}: "):
             rows[-1] += " " + s.text
         else:
