@@ -15,6 +15,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 
 from glyphoxa_pipelines.processing.table_talk import TableContext, TableLine
 
@@ -30,6 +31,7 @@ MIN_PMI = 0.5
 MIN_DM_MENTIONS = 3
 
 
+@lru_cache(maxsize=4096)
 def _rare(word: str) -> bool:
     from wordfreq import zipf_frequency
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from glyphoxa_pipelines.memory.models import Chunk
 from glyphoxa_pipelines.processing.chunking import SCENE_SHIFT
@@ -70,13 +71,13 @@ class StorySentence:
     events: frozenset[str] = frozenset()
 
 
-@dataclass(slots=True)
+@dataclass
 class Scene:
     index: int
     sentences: list[StorySentence] = field(default_factory=list)
     fight: bool = False
 
-    @property
+    @cached_property  # read once the scene is complete (balancing, picking)
     def words(self) -> int:
         return sum(len(s.text.split()) for s in self.sentences)
 
