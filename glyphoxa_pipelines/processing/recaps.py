@@ -172,7 +172,8 @@ def recap_from_summary(
         return len(set(_NAME.findall(p)))
 
     title = f"Previously, on {campaign_name}…" if campaign_name else "Previously…"
-    intro = f"We return to {_join_names(characters)}." if characters else ""
+    # one known name would read as if the rest of the party were gone
+    intro = f"We return to {_join_names(characters)}." if len(set(characters)) >= 2 else ""
     closer = _CLOSERS[seed % len(_CLOSERS)]
     # title, connectives ("When we left them,") and the closer count too
     budget = max_words - len(title.split()) - len(intro.split()) - len(closer.split()) - 25

@@ -63,6 +63,7 @@ NAME_BOOST = 1.5
 LENGTH_EXPONENT = 0.7  # sentence weight / words ** this: dense lines over rambling ones
 WORDS_PER_POINT = 600
 SCENE_NAMES = 8
+POINTS_PER_SCENE = 3  # fewer, fuller scenes read better than many one-line ones
 ADDRESSED_SENTENCES = 2  # the DM's answer to a player: its first sentences are about them
 EVENT_BONUS = 0.35
 MAX_DEEDS = 2  # per scene: the characters' own deeds, retold from their players' words
@@ -237,7 +238,7 @@ def summarize_lines(
     words = sum(len(t.split()) for t in story)
     if max_points is None:  # about one point per 600 words of narration, 8 to 24
         max_points = min(24, max(8, words // WORDS_PER_POINT))
-    n_scenes = max(2, round(max_points / 2))
+    n_scenes = max(2, round(max_points / POINTS_PER_SCENE))
     scenes = split_scenes(classified, target_scenes=n_scenes)
     vocab = Vocabulary(story + [d.text for d in deeds_of.values()],
                        [*world_names, *characters.values()])
