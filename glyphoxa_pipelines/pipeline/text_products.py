@@ -64,7 +64,8 @@ def summarize_session(
     llm = services.llm
     if llm is not None:
         summary = summaries.summarize_session_llm(
-            chunks, llm, campaign_id=campaign_id, session_id=session_id
+            chunks, llm, campaign_id=campaign_id, session_id=session_id,
+            dm_names=dm_names(services, session_id),
         )
         if summary is not None and summary.summary.strip():
             return summary, details
@@ -126,11 +127,28 @@ def recap_session(
         raise ValueError(f"session {session_id!r} has no summary yet: run session_summary first")
     facts = services.db.run(summary_rows.session_fact_sentences_op(session_id))
     campaign = CampaignStore(services.db).require(campaign_id)
-    details: dict[str, Any] = {"facts_used": len(facts)}
+    characters = session_characters(services, session_id)
+    details: dict[str, Any] = {"facts_used": len(facts), "characters": len(characters)}
     llm = services.llm
     if llm is not None:
-        recap = recaps.recap_llm(summary, llm, facts=facts, campaign_name=campaign.name)
+        recap = recaps.recap_llm(
+            summary, llm, facts=facts, campaign_name=campaign.name, characters=characters
+        )
         if recap is not None:
             return recap, details
         details["llm_fallback"] = True
-    return recaps.recap_from_summary(summary, facts=facts, campaign_name=campaign.name), details
+    recap = recaps.recap_from_summary(
+        summary, facts=facts, campaign_name=campaign.name, characters=characters
+    )
+    return recap, details
+
+
+def session_characters(services: PipelineServices, session_id: str) -> list[str]:
+    """The player characters this session's table makes clear (self-introductions, the DM
+    calling on a player by the character's name), for a recap that names the party."""
+    from glyphoxa_pipelines.processing.cast import infer_characters
+    from glyphoxa_pipelines.processing.scenes import lines_from_chunks
+
+    chunks = SemanticIndex(services.db).get_chunks(session_id)
+    lines = lines_from_chunks(chunks, dm_names(services, session_id))
+    return sorted(set(infer_characters(lines).values()))

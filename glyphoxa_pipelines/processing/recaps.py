@@ -1,9 +1,12 @@
 """'Previously on…' recaps read to the table at the start of the next session.
 
-Offline: a template that retells the summary's key points in the third person (the DM's "you"
-becomes "our heroes") with varied connectives, then the most important facts learned, then a
-cliffhanger line — deterministic for a given session. With an LLM configured, a dramatic
-narration written from the same material.
+Offline (`story-recap-v1`): told in the story's terms, from the summary's scenes: the party by
+their characters' names, where the session opened, what the party is after (the first point
+that names a goal), the strongest middle points (those naming the most people and places), and
+the last scene as the cliffhanger ("When we left them, ..."), in the third person (the DM's
+"you" becomes "they"), 150-250 words so it can be read aloud in about a minute. Table lines
+("NAME: ...") never reach it; facts fill in only when the story is short. Deterministic for a
+given session. With an LLM configured, `recap_llm` writes it from the same material.
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-RECAP_VERSION = "template-v2"  # v2: "you" as subject vs object
-LLM_RECAP_VERSION = "llm-recap-v1"
+RECAP_VERSION = "story-recap-v1"  # characters, goal, last scene; was template-v2
+LLM_RECAP_VERSION = "llm-recap-v2"  # v2: characters, goal, last scene, 150-250 words
 
-_CONNECTIVES = ["It began when", "Then", "Soon after,", "Meanwhile,", "Later,", "And so"]
+_CONNECTIVES = ["At first,", "Then", "Soon after,", "Before long,", "Later,", "And so"]
 _CLOSERS = [
     "What awaits our heroes now? Let us find out.",
     "The story continues tonight.",
@@ -107,45 +110,110 @@ def _lower_first(text: str) -> str:
     return text
 
 
+GOAL = re.compile(
+    r"\b(?:find|search\w*|seek\w*|rescue\w*|stop|destroy|track(?:ing)? down|hunt\w*|recover\w*|"
+    r"retriev\w*|reward|quest|mission|task|whereabouts|looking for|bring (?:her|him|them) back|"
+    r"hired|agreed to|promised)\b",
+    re.IGNORECASE,
+)
+_TABLE_LINE = re.compile(r"^[A-Z][\w' ]{0,40}:\s")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’]+")
+
+
+def _points_by_scene(summary: SessionSummary) -> list[list[str]]:
+    """The summary's key points grouped by scene (its paragraphs), table lines dropped."""
+    paragraphs = [p for p in summary.summary.split("\n\n") if p.strip()]
+    points = [
+        p.strip()[1:-1] if p.strip()[:1] in '"“' and p.strip()[-1:] in '"”' else p.strip()
+        for p in summary.key_points
+        if len(p.split()) >= 5 and not _TABLE_LINE.match(p) and "--" not in p
+    ]
+    if len(paragraphs) < 2:
+        return [[p] for p in points] or ([[summary.summary]] if summary.summary else [])
+    scenes: list[list[str]] = [[] for _ in paragraphs]
+    k = 0
+    for p in points:
+        while k < len(paragraphs) - 1 and p not in paragraphs[k]:
+            k += 1
+        scenes[k].append(p)
+    return [s for s in scenes if s]
+
+
+def _join_names(names: Sequence[str]) -> str:
+    names = list(dict.fromkeys(n for n in names if n))
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def recap_from_summary(
     summary: SessionSummary,
     *,
     facts: Iterable[str] = (),
     campaign_name: str = "",
-    max_points: int = 6,
-    max_facts: int = 4,
+    characters: Sequence[str] = (),
+    min_words: int = 150,
+    max_words: int = 250,
 ) -> Recap:
-    """A templated recap from a session summary and fact sentences (e.g. KnownFact.sentence())."""
+    """A spoken "Previously on..." from a session summary: the party by their characters'
+    names, where the story opened, what they are after, what happened on the way, and the
+    last scene as the cliffhanger, in the third person, `min_words`..`max_words` words when
+    the summary has that much to tell. Deterministic for a given session.
+
+    `characters`: the player characters' names (e.g. `cast.infer_characters`' values or the
+    graph's PCs); `facts`: fact sentences, used only when the story leaves room.
+    """
     seed = zlib.crc32(summary.session_id.encode())
-    points = [p for p in summary.key_points if len(p.split()) >= 5] or (
-        [summary.summary] if summary.summary else []
-    )
-    if len(points) > max_points:  # spread the picks across the session
-        step = len(points) / max_points
-        points = [points[int(i * step)] for i in range(max_points)]
+    scenes = _points_by_scene(summary)
+    points = list(dict.fromkeys(p for scene in scenes for p in scene))
+    last = set(scenes[-1][-2:]) if scenes else set()
+    goal = next((p for p in points if GOAL.search(p) and p not in last), None)
+    must = {points[0]} | last | ({goal} if goal else set()) if points else set()
+
+    def names_in(p: str) -> int:
+        return len(set(_NAME.findall(p)))
+
     title = f"Previously, on {campaign_name}…" if campaign_name else "Previously…"
-    lines = [title, ""]
-    body = []
-    for i, point in enumerate(points):
-        text = third_person(point.strip().strip('"“”'))
-        if ":" in text.split(" ")[0]:  # "NAME: line" from the table
-            speaker, said = text.split(":", 1)
-            text = f"{speaker.strip().title()} declared, “{said.strip()}”"
-            body.append(f"{_CONNECTIVES[0] if i == 0 else _CONNECTIVES[1]} {text}")
+    # one known name would read as if the rest of the party were gone
+    intro = f"We return to {_join_names(characters)}." if len(set(characters)) >= 2 else ""
+    closer = _CLOSERS[seed % len(_CLOSERS)]
+    # title, connectives ("When we left them,") and the closer count too
+    budget = max_words - len(title.split()) - len(intro.split()) - len(closer.split()) - 25
+    chosen = set(must)
+    used = sum(len(p.split()) for p in chosen)
+    for p in sorted((p for p in points if p not in chosen), key=lambda p: -names_in(p)):
+        if used + len(p.split()) > budget:
             continue
+        chosen.add(p)
+        used += len(p.split())
+    while used > budget and len(chosen) > len(must):  # over budget on the must-haves alone
+        drop = min((p for p in chosen if p not in must), key=names_in)
+        chosen.discard(drop)
+        used -= len(drop.split())
+    ordered = [p for p in points if p in chosen]
+    body: list[str] = []
+    for i, point in enumerate(ordered):
+        text = _finish(third_person(point))
         if i == 0:
-            connective = _CONNECTIVES[0]
-        elif i == len(points) - 1 and len(points) > 2:
-            connective = _CONNECTIVES[-1]
+            body.append(f"{_CONNECTIVES[0]} {_lower_first(text)}")
+        elif point in last and point == next(p for p in ordered if p in last):
+            body.append(f"When we left them, {_lower_first(text)}")
+        elif point in last:
+            body.append(f"And {_lower_first(text)}")
         else:
-            connective = _CONNECTIVES[1 + (seed + i) % (len(_CONNECTIVES) - 2)]
-        body.append(f"{connective} {_lower_first(text)}")
+            body.append(f"{_CONNECTIVES[1 + (seed + i) % (len(_CONNECTIVES) - 2)]} "
+                        f"{_lower_first(text)}")
+    text_words = used + len(intro.split()) + len(closer.split())
+    fact_list = [f.strip().rstrip(".") for f in facts if f and f.strip()][:3]
+    facts_line = ""
+    if fact_list and text_words < min_words:
+        facts_line = "Along the way, they learned that " + "; that ".join(fact_list) + "."
+    lines = [title, ""]
+    if intro:
+        lines.append(intro)
     if body:
-        lines.append(" ".join(s if s.endswith((".", "!", "?", "”")) else s + "." for s in body))
-    fact_list = [f.strip().rstrip(".") for f in facts if f and f.strip()][:max_facts]
-    if fact_list:
-        lines += ["", "Along the way, they learned that " + "; that ".join(fact_list) + "."]
-    lines += ["", _CLOSERS[seed % len(_CLOSERS)]]
+        lines.append(" ".join(body))
+    if facts_line:
+        lines += ["", facts_line]
+    lines += ["", closer]
     return Recap(
         session_id=summary.session_id,
         campaign_id=summary.campaign_id,
@@ -154,12 +222,19 @@ def recap_from_summary(
     )
 
 
+def _finish(text: str) -> str:
+    return text if text.endswith((".", "!", "?", "”", '"')) else text + "."
+
+
 LLM_RECAP_SYSTEM = (
     "You are the narrator of a tabletop role-playing campaign. Write a dramatic 'Previously "
-    "on…' recap (120-220 words, present tense, third person, vivid but faithful: invent no "
-    "events) to be read aloud at the start of the next session. Answer with one JSON object: "
-    '{"recap": "the text"}.'
+    "on…' recap (150-250 words, present tense, third person, vivid but faithful: invent no "
+    "events) to be read aloud at the start of the next session. Tell it in the story's terms: "
+    "the characters by name (never the players), the places, what the party is after, and end "
+    "on the last scene as the cliffhanger. No game mechanics, no quotes of table talk. Answer "
+    'with one JSON object: {"recap": "the text"}.'
 )
+MAX_LLM_RECAP_WORDS = 320  # the prompt asks for 250; a longer answer ignored it
 
 
 def recap_llm(
@@ -168,16 +243,27 @@ def recap_llm(
     *,
     facts: Sequence[str] = (),
     campaign_name: str = "",
+    characters: Sequence[str] = (),
 ) -> Recap | None:
-    """LLM-written recap from the summary and facts; None when the answer is unusable."""
-    material = f"Campaign: {campaign_name or 'unnamed'}\nSummary: {summary.summary}\n"
+    """LLM-written recap from the summary (the session's story, scene by scene), the party's
+    characters and facts; None when the answer is unusable or far too long, so the caller
+    falls back to `recap_from_summary`."""
+    scenes = _points_by_scene(summary)
+    material = f"Campaign: {campaign_name or 'unnamed'}\n"
+    if characters:
+        material += f"The party: {_join_names(characters)}\n"
+    material += f"Summary:\n{summary.summary}\n"
     if summary.key_points:
         material += "Key points:\n" + "\n".join(f"- {p}" for p in summary.key_points) + "\n"
+    if scenes:
+        material += "Last scene (the cliffhanger):\n" + " ".join(scenes[-1]) + "\n"
     if facts:
         material += "Facts learned:\n" + "\n".join(f"- {f}" for f in facts) + "\n"
     answer = llm.complete_json(LLM_RECAP_SYSTEM, material)
     text = answer.get("recap") if answer else None
     if not isinstance(text, str) or not text.strip():
+        return None
+    if len(text.split()) > MAX_LLM_RECAP_WORDS:
         return None
     return Recap(
         session_id=summary.session_id,

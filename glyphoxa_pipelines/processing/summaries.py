@@ -1,147 +1,307 @@
-"""Session summaries: what happened (decisions, reveals, promises, outcomes).
+"""Session summaries: the session's story in order, scene by scene.
 
-Offline default is extractive: the session is split into consecutive segments (so the summary
-covers the whole session, in order), and each segment contributes its best sentence — scored by
-how central its chunk is (cosine to the session's mean chunk embedding, which the pipeline has
-already computed), by cue words of plot events, by DM narration over table talk, by named
-entities — with maximal marginal relevance against sentences already chosen so the summary does
-not repeat itself (hashed bag-of-words similarity by default: on the eight CRD3 episodes it
-matched sentence embeddings for ROUGE against the wiki synopses at a twentieth of the cost; pass
-`embedder` to use embeddings). Centrality is weighted lightly: on CRD3 the most central chunks
-are often repetitive combat. With an LLM configured, `summarize_session_llm` writes an
-abstractive summary.
+Offline (`story-v1`): only the in-game sentences count (`table_talk`: no rules, dice, breaks or
+sponsor plugs can reach a summary), cut into scenes (`scenes`). Each scene contributes the DM's
+narration that carries it: where the party is when the scene opens, then its strongest events
+(a reveal, a deal, a decision), and for a fight its opening and its outcome (the last kill,
+fall or flight of the scene). A sentence's weight is how much of the session's own vocabulary
+it carries (names and rare words the DM keeps using, weighted by how uncommon they are in
+English), so a scene is told by the lines that name its people and places, not by filler.
+The last scene always gives its final strong sentence: a recap needs the cliffhanger.
+
+`extractive-v1` rows become stale through the version mechanism (`pipeline/versions.py`).
+
+With an LLM configured, `summarize_session_llm` maps each scene's in-game lines to a partial
+summary and reduces them in one call (`llm-summary-v2`); None sends the caller back to the
+offline summary.
 """
 
 from __future__ import annotations
 
+import math
 import re
-import zlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from glyphoxa_pipelines.memory.models import Chunk, SessionSummary
-from glyphoxa_pipelines.processing.chunking import split_sentences
+from glyphoxa_pipelines.processing.cast import infer_characters
+from glyphoxa_pipelines.processing.retelling import retell_address, retell_declaration
+from glyphoxa_pipelines.processing.scenes import (
+    Scene,
+    StorySentence,
+    event_kinds,
+    lines_from_chunks,
+    split_scenes,
+)
+from glyphoxa_pipelines.processing.table_talk import (
+    ClassifiedSentence,
+    TableContext,
+    TableLine,
+    TalkKind,
+    classify_transcript,
+)
 
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-SUMMARIZER_VERSION = "extractive-v1"
-LLM_SUMMARIZER_VERSION = "llm-summary-v1"
+SUMMARIZER_VERSION = "story-v1"
+LLM_SUMMARIZER_VERSION = "llm-summary-v2"  # v2: map over scenes of in-game lines, then reduce
 
-CUE_WORDS = re.compile(
-    r"\b(?:decid\w*|agree\w*|promis\w*|swear|swore|vow\w*|reveal\w*|discover\w*|learn\w*|"
-    r"realiz\w*|found|finds?|kill\w*|slain|slay\w*|die[sd]?|dead|death|defeat\w*|destroy\w*|"
-    r"escap\w*|arriv\w*|enter\w*|reward\w*|quest|mission|hire[sd]?|accept\w*|refus\w*|"
-    r"betray\w*|secret\w*|truth|steal\w*|stole|rescu\w*|sav(?:e|ed|es)|attack\w*|ambush\w*|"
-    r"captur\w*|missing|disappear\w*|search\w*|mine|tunnel\w*|cavern\w*|city|temple|council|"
-    r"lord|lady|king|queen|gold|map|letter|warn\w*|threat\w*|danger\w*|plan\w*|head(?:s|ed)? "
-    r"(?:to|for|into)|travel\w*|leave|left|return\w*)\b",
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
+_OPENER = re.compile(
+    r"^(?:(?:so|and|but|okay|ok|all right|alright|now|well|yeah|yes|no|um|uh|oh|essentially|"
+    r"anyway|then|as such)\b[,]?\s+)+",
     re.IGNORECASE,
 )
-TABLE_TALK = re.compile(
-    r"\b(?:roll(?:ed|ing|s)?|d20|d\d+|damage|initiative|hit points|points of|armor class|"
-    r"saving throw|spell slot|bonus action|my turn|your turn|natural \d+|nat \d+|modifier|"
-    r"advantage|disadvantage|minus|plus \d+|\d+ (?:plus|minus)|okay|ok|yeah|guys|episode|"
-    r"stream|chat|twitch|camera|break|dice)\b",
-    re.IGNORECASE,
-)
-OUT_OF_GAME = re.compile(
-    r"\b(?:by the way|today|tonight|this week|next week|my name is|voice actors?|"
-    r"dungeons (?:&|and) dragons|dungeon master|twitch|stream(?:ing)?|episodes?|sponsor\w*|"
-    r"subscribe\w*|chat(?:room)?|patreon|website|youtube|donat\w+|charity)\b",
-    re.I,
-)
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z'’]+(?:\s+[A-Z][a-z'’]+)*")
-_LINE = re.compile(r"^(?P<speaker>[^:\n]{1,60}):\s(?P<text>.*)$")
+MIN_WORDS, MAX_WORDS = 8, 55
+NAME_BOOST = 1.5
+LENGTH_EXPONENT = 0.7  # sentence weight / words ** this: dense lines over rambling ones
+WORDS_PER_POINT = 600
+SCENE_NAMES = 8
+POINTS_PER_SCENE = 3  # fewer, fuller scenes read better than many one-line ones
+ADDRESSED_SENTENCES = 2  # the DM's answer to a player: its first sentences are about them
+EVENT_BONUS = 0.35
+MAX_DEEDS = 2  # per scene: the characters' own deeds, retold from their players' words
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    chunk_index: int
-    order: int
-    speaker: str
-    text: str
-    score: float
+def _zipf(word: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
 
 
-def _sentence_score(text: str, speaker: str, dm_names: set[str]) -> float:
-    words = text.split()
-    n = len(words)
-    if n < 7 or n > 70:
-        return -1.0
-    score = 0.0
-    score += 0.35 * min(3, len(CUE_WORDS.findall(text)))
-    score -= 0.45 * min(3, len(TABLE_TALK.findall(text)))
-    score += 0.25 * min(3, len(_NAME.findall(text)))
-    if speaker.lower() in dm_names:
-        score += 0.6
-        if text.startswith('"') or text.startswith("“"):
-            score -= 0.2  # an NPC's line, not narration
-    if text.endswith("?"):
-        score -= 0.5
-    if "(" in text or OUT_OF_GAME.search(text):
-        score -= 0.6  # stage directions and out-of-game remarks
-    if re.match(r"(?:I|I'm|I've|I'll|We're|We'll)\b", text) and speaker.lower() not in dm_names:
-        score -= 0.3
-    if re.search(r"\d", text):
-        score -= 0.2
-    score += 0.1 * min(n, 30) / 30
-    return score
+class Vocabulary:
+    """How much each word says about this session: used often here, rare in English.
+
+    Names (capitalized away from the start of a sentence) weigh half again as much: a
+    summary that names the people and places of a scene is one a player can follow.
+    """
+
+    def __init__(self, sentences: Iterable[str], names: Iterable[str] = ()) -> None:
+        counts: Counter[str] = Counter()
+        capital: Counter[str] = Counter()
+        for text in sentences:
+            for k, word in enumerate(_WORD.findall(text)):
+                key = _key(word)
+                counts[key] += 1
+                if k > 0 and word[0].isupper():
+                    capital[key] += 1
+        self.names = {_key(w) for n in names for w in _WORD.findall(n)}
+        self.names |= {
+            w for w, n in capital.items()
+            if n >= 2 and n >= 0.8 * counts[w] and not w.startswith("i'") and _zipf(w) < 4.0
+        }
+        self.weight: dict[str, float] = {}
+        for word, n in counts.items():
+            if n < 2 or len(word) < 3:
+                continue
+            rarity = min(1.5, max(0.0, (6.3 - _zipf(word)) / 3.0))
+            if rarity <= 0:
+                continue
+            boost = NAME_BOOST if word in self.names else 1.0
+            self.weight[word] = min(3.0, math.log1p(n)) * rarity * boost
+
+    def content(self, text: str) -> set[str]:
+        return {k for k in (_key(w) for w in _WORD.findall(text)) if k in self.weight}
+
+    def score(self, text: str) -> float:
+        words = self.content(text)
+        n = len(text.split())
+        return sum(self.weight[w] for w in words) / max(n, 1) ** LENGTH_EXPONENT
 
 
-def _candidates(chunks: Sequence[Chunk], dm_names: set[str]) -> list[_Candidate]:
-    out: list[_Candidate] = []
-    seen: set[str] = set()
-    order = 0
-    for ci, chunk in enumerate(chunks):
-        for line in chunk.text.split("\n"):
-            m = _LINE.match(line)
-            speaker, body = (m.group("speaker"), m.group("text")) if m else ("", line)
-            for sentence in split_sentences(body):
-                key = sentence.lower()
-                if key in seen:  # overlap between chunks repeats lines
-                    continue
-                seen.add(key)
-                order += 1
-                score = _sentence_score(sentence, speaker, dm_names)
-                if score > 0:
-                    out.append(_Candidate(ci, order, speaker, sentence, score))
+def _key(word: str) -> str:
+    return word.lower().replace("’", "'").removesuffix("'s")
+
+
+def clean_sentence(text: str) -> str:
+    """A transcript sentence as written prose: no stage directions, no spoken openers
+    ("So, okay, ..."), a capital first letter."""
+    text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", text)
+    text = " ".join(text.split())
+    text = _OPENER.sub("", text)
+    return text[:1].upper() + text[1:] if text else text
+
+
+def usable(text: str) -> bool:
+    """Whole sentences only: no broken-off speech, no questions, a sensible length."""
+    n = len(text.split())
+    if not MIN_WORDS <= n <= MAX_WORDS:
+        return False
+    if "--" in text or "—" in text or text.endswith(("?", ",", "-")):
+        return False
+    if re.search(r"[,;]\s*[.!]$|\s[,.]", text):
+        return False  # a stage direction cut out of the middle left a hole
+    if text.count('"') % 2 or text.count("“") != text.count("”"):
+        return False  # half a quote
+    if text.split()[0].lower().endswith("ing"):
+        return False  # "Landing right on top of ...": no subject
+    if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
+        return False  # "However, of House ...": the transcript lost the subject
+    if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
+        return False  # a speaker label inside a line; an NPC's "I" read as narration
+    return text[:1].isupper() and text[-1:] in ".!\"”'"
+
+
+def _pick_scene(
+    scene: Scene, vocab: Vocabulary, per_scene: int, last: bool,
+    deeds: Sequence[StorySentence] = (),
+) -> list[StorySentence]:
+    candidates = [
+        s for s in scene.narration if usable(clean_sentence(s.text))
+    ]
+    if not candidates:
+        return []
+    scored = {
+        s.order: vocab.score(s.text) + EVENT_BONUS * len(s.events - {"setting"})
+        for s in [*candidates, *deeds]
+    }
+    picks: list[StorySentence] = []
+    head = candidates[: max(3, len(candidates) // 6)]  # where the scene opens
+    opening = max(head, key=lambda s: scored[s.order] + (0.5 if "setting" in s.events else 0))
+    picks.append(opening)
+    if scene.fight:
+        outcomes = [s for s in candidates if "outcome" in s.events and s is not opening]
+        if outcomes:
+            picks.append(outcomes[-1])
+    if last:  # the cliffhanger: the strongest of the scene's closing lines
+        tail = candidates[-max(3, len(candidates) // 5):]
+        closing = max(tail, key=lambda s: scored[s.order])
+        if closing not in picks:
+            picks.append(closing)
+    rest = sorted([*candidates, *deeds], key=lambda s: -scored[s.order])
+    n_deeds = 0
+    for s in rest:
+        if len(picks) >= per_scene:
+            break
+        if s in picks or (s.kind is TalkKind.IN_CHARACTER and n_deeds >= MAX_DEEDS):
+            continue
+        words = vocab.content(s.text)
+        if any(_overlap(words, vocab.content(p.text)) > 0.5 for p in picks):
+            continue  # says what a pick already says
+        picks.append(s)
+        n_deeds += s.kind is TalkKind.IN_CHARACTER
+    return sorted(picks[:max(per_scene, 2 if scene.fight or last else 1)], key=lambda s: s.order)
+
+
+def scene_names(
+    scene: Scene, vocab: Vocabulary, context: TableContext, limit: int = 6
+) -> list[str]:
+    """The people and places a scene keeps naming (in-game lines only), most named first:
+    the who and where a reader looks for before the what."""
+    counts: Counter[str] = Counter()
+    for s in scene.sentences:
+        for k, word in enumerate(_WORD.findall(s.text)):
+            key = _key(word)
+            if (word[0].isupper() and not word.isupper() and key in vocab.names
+                    and not context.mentions_cast(word)):
+                counts[word.replace("’", "'").removesuffix("'s")] += 1 if k else 0.5
+    return [w for w, n in counts.most_common(limit) if n >= 2]
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def summarize_lines(
+    lines: Sequence[TableLine],
+    *,
+    campaign_id: str,
+    session_id: str,
+    context: TableContext | None = None,
+    world_names: Sequence[str] = (),
+    characters: Mapping[str, str] | None = None,
+    max_points: int | None = None,
+) -> SessionSummary:
+    """The story summary of a session given as table lines (speaker, role, text).
+
+    `characters` maps player speaker labels to their characters' names (default: what
+    `cast.infer_characters` can tell from these lines); players' first-person deeds are
+    retold under the character's name, and a player without a character is never quoted.
+    """
+    if not lines:
+        raise ValueError("cannot summarize a session without lines")
+    context = context or TableContext.from_lines(lines, world_names=world_names)
+    if characters is None:
+        characters = infer_characters(lines, context)
+    classified = _name_the_addressed(classify_transcript(lines, context), lines, context,
+                                     characters)
+    deeds_of = _deeds(classified, context, characters)
+    story = [c.text for c in classified if c.kind is TalkKind.NARRATION]
+    if not story:
+        return SessionSummary(session_id, campaign_id, "", [], method=SUMMARIZER_VERSION)
+    words = sum(len(t.split()) for t in story)
+    if max_points is None:  # about one point per 600 words of narration, 8 to 24
+        max_points = min(24, max(8, words // WORDS_PER_POINT))
+    n_scenes = max(2, round(max_points / POINTS_PER_SCENE))
+    scenes = split_scenes(classified, target_scenes=n_scenes)
+    vocab = Vocabulary(story + [d.text for d in deeds_of.values()],
+                       [*world_names, *characters.values()])
+    per_scene = max(1, round(max_points / max(1, len(scenes))))
+    key_points: list[str] = []
+    paragraphs: list[str] = []
+    for scene in scenes:
+        deeds = [deeds_of[s.order] for s in scene.sentences if s.order in deeds_of]
+        picks = _pick_scene(scene, vocab, per_scene, last=scene is scenes[-1], deeds=deeds)
+        sentences = [_finish(clean_sentence(s.text)) for s in picks]
+        if sentences:
+            key_points += sentences
+            names = scene_names(scene, vocab, context, limit=SCENE_NAMES)
+            header = [f"Scene {len(paragraphs) + 1}: {', '.join(names)}."] if names else []
+            paragraphs.append(" ".join(header + sentences))
+    return SessionSummary(
+        session_id=session_id,
+        campaign_id=campaign_id,
+        summary="\n\n".join(paragraphs),
+        key_points=key_points,
+        method=SUMMARIZER_VERSION,
+    )
+
+
+def _name_the_addressed(
+    classified: list[ClassifiedSentence], lines: Sequence[TableLine], context: TableContext,
+    characters: Mapping[str, str],
+) -> list[ClassifiedSentence]:
+    """The DM's first sentences in answer to one player, "You pull the lever.", told about
+    that player's character ("Grog pulls the lever."): the story's terms, not the table's."""
+    out: list[ClassifiedSentence] = []
+    position = 0
+    for k, c in enumerate(classified):
+        position = position + 1 if k and classified[k - 1].line_index == c.line_index else 0
+        i = c.line_index
+        name = characters.get(lines[i - 1].speaker) if i > 0 else None
+        if (c.kind is TalkKind.NARRATION and name and position < ADDRESSED_SENTENCES
+                and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
+            retold = retell_address(c.text, name)
+            if retold:
+                c = replace(c, text=retold)
+        out.append(c)
     return out
 
 
-def _chunk_centrality(embeddings: np.ndarray | None, n: int) -> np.ndarray:
-    if embeddings is None or len(embeddings) != n or n == 0:
-        return np.zeros(n, dtype=np.float32)
-    mean = embeddings.mean(axis=0)
-    norm = np.linalg.norm(mean)
-    if norm == 0:
-        return np.zeros(n, dtype=np.float32)
-    cent = embeddings @ (mean / norm)
-    lo, hi = float(cent.min()), float(cent.max())
-    return (cent - lo) / (hi - lo) if hi > lo else np.zeros(n, dtype=np.float32)
+def _deeds(
+    classified: Sequence[ClassifiedSentence], context: TableContext,
+    characters: Mapping[str, str],
+) -> dict[int, StorySentence]:
+    """Players' in-character first-person deeds, retold in the third person, by order."""
+    out: dict[int, StorySentence] = {}
+    for order, c in enumerate(classified):
+        name = characters.get(c.speaker)
+        if c.kind is not TalkKind.IN_CHARACTER or not name or context.is_dm(c.speaker):
+            continue
+        retold = retell_declaration(clean_sentence(c.text), name)
+        if retold and usable(retold):
+            out[order] = StorySentence(order, c.speaker, retold, c.kind, event_kinds(retold))
+    return out
 
 
-def _lexical_vectors(texts: list[str]) -> np.ndarray:
-    """Hashed bag-of-words unit vectors: MMR redundancy when no embedder is available."""
-    dim = 1024
-    out = np.zeros((len(texts), dim), dtype=np.float32)
-    for i, text in enumerate(texts):
-        for word in re.findall(r"[a-z']{4,}", text.lower()):
-            out[i, zlib.crc32(word.encode()) % dim] += 1.0
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    norms[norms == 0] = 1
-    return out / norms
-
-
-def _present(candidate: _Candidate, dm_names: set[str]) -> str:
-    """Narration stands alone; a player's or NPC's line keeps who said it."""
-    if not candidate.speaker or candidate.speaker.lower() in dm_names:
-        return candidate.text
-    return f"{candidate.speaker}: {candidate.text}"
+def _finish(text: str) -> str:
+    return text if text.endswith((".", "!", '"', "”", "'")) else text + "."
 
 
 def summarize_session(
@@ -153,90 +313,46 @@ def summarize_session(
     session_id: str | None = None,
     max_points: int | None = None,
     dm_names: Sequence[str] = (),
-    mmr_lambda: float = 0.7,
-    shortlist_per_segment: int = 3,
-    min_score: float = 1.0,
-    centrality_weight: float = 0.6,
+    world_names: Sequence[str] = (),
+    characters: Mapping[str, str] | None = None,
 ) -> SessionSummary:
-    """Extractive summary of a session from its chunks (in order) and their embeddings.
+    """Story summary of a session from its chunks (any order; sorted by `seq`).
 
-    A segment whose best sentence scores below `min_score` (only table talk) is skipped.
-    `embeddings` are the chunks' unit vectors (row i for chunks[i]); `embedder` embeds the
-    short-listed sentences for redundancy control (hashed bag-of-words without one). DM lines
-    are recognised by speaker names in `dm_names` (default: speakers labelled DM/GM, or the
-    most frequent speaker when none is).
+    DM lines are recognised by speaker names in `dm_names` (default: speakers labelled DM/GM,
+    or the most talkative speaker); `world_names` are the campaign's in-game names, which mark
+    story and weigh as names. `embeddings`/`embedder` are accepted for the pipeline's call and
+    checked, but the story picks need neither.
     """
     chunks = sorted(chunks, key=lambda c: c.seq)
     if not chunks:
         raise ValueError("cannot summarize a session without chunks")
-    campaign_id = campaign_id or chunks[0].campaign_id
-    session_id = session_id or chunks[0].session_id
-    dms = {d.lower() for d in dm_names} or _guess_dm(chunks)
-    candidates = _candidates(chunks, dms)
-    if not candidates:
-        return SessionSummary(session_id, campaign_id, "", [], method=SUMMARIZER_VERSION)
     if embeddings is not None and len(embeddings) != len(chunks):
         raise ValueError("embeddings must have one row per chunk")
-    centrality = _chunk_centrality(embeddings, len(chunks))
-
-    if max_points is None:  # ~one point per quarter hour of play
-        max_points = min(25, max(6, len(chunks) // 12))
-    n_segments = max(1, min(max_points, len(chunks)))
-    bounds = np.linspace(0, len(chunks), n_segments + 1).astype(int)
-    segment_of = np.searchsorted(bounds, np.arange(len(chunks)), side="right") - 1
-    by_segment: dict[int, list[tuple[float, _Candidate]]] = {}
-    for cand in candidates:
-        total = cand.score + centrality_weight * float(centrality[cand.chunk_index])
-        by_segment.setdefault(int(segment_of[cand.chunk_index]), []).append((total, cand))
-    shortlist: list[tuple[int, float, _Candidate]] = []
-    for seg, items in by_segment.items():
-        items.sort(key=lambda x: -x[0])
-        shortlist += [(seg, score, cand) for score, cand in items[:shortlist_per_segment]]
-
-    texts = [cand.text for _, _, cand in shortlist]
-    vectors = embedder.embed(texts) if embedder is not None else _lexical_vectors(texts)
-    chosen: list[int] = []
-    for seg in sorted(by_segment):
-        best, best_value = None, -1e9
-        for i, (s, score, _) in enumerate(shortlist):
-            if s != seg:
-                continue
-            redundancy = max((float(vectors[i] @ vectors[j]) for j in chosen), default=0.0)
-            value = mmr_lambda * score - (1 - mmr_lambda) * 3.0 * redundancy
-            if score >= min_score and value > best_value:
-                best, best_value = i, value
-        if best is not None:
-            chosen.append(best)
-    picked = sorted((shortlist[i][2] for i in chosen), key=lambda c: c.order)
-    key_points = [_present(c, dms) for c in picked]
-    summary = " ".join(key_points)
-    return SessionSummary(
-        session_id=session_id,
-        campaign_id=campaign_id,
-        summary=summary,
-        key_points=key_points,
-        method=SUMMARIZER_VERSION,
+    del embedder
+    lines = lines_from_chunks(chunks, dm_names)
+    return summarize_lines(
+        lines,
+        campaign_id=campaign_id or chunks[0].campaign_id,
+        session_id=session_id or chunks[0].session_id,
+        context=TableContext.from_lines(lines, dm_speakers=dm_names, world_names=world_names),
+        world_names=world_names,
+        characters=characters,
+        max_points=max_points,
     )
 
 
-def _guess_dm(chunks: Sequence[Chunk]) -> set[str]:
-    counts: dict[str, int] = {}
-    for chunk in chunks:
-        for line in chunk.text.split("\n"):
-            if m := _LINE.match(line):
-                speaker = m.group("speaker")
-                counts[speaker] = counts.get(speaker, 0) + len(m.group("text"))
-    labelled = {s.lower() for s in counts if s.lower() in {"dm", "gm", "dungeon master"}}
-    if labelled:
-        return labelled
-    return {max(counts, key=lambda s: counts[s]).lower()} if counts else set()
-
-
-LLM_SUMMARY_SYSTEM = (
-    "You summarize one session of a tabletop role-playing game for the players' and NPCs' "
-    "long-term memory. Report what happened in the story, in order: decisions, reveals, "
-    "promises, deals, fights and their outcomes, places visited, who was met. Ignore table "
-    "talk and game mechanics. Answer with one JSON object: "
+LLM_SCENE_SYSTEM = (
+    "You summarize one scene of a tabletop role-playing game session for the characters' "
+    "long-term memory. The lines are the in-game part of the transcript: the DM's narration "
+    "and characters' speech. Tell what happened in the story, in order: where the scene takes "
+    "place, who was met, decisions, reveals, deals, fights and their outcomes. Use character "
+    "names, never the players' names; no game mechanics. Answer with one JSON object: "
+    '{"summary": "two to four sentences", "key_points": ["short factual sentence", ...]}.'
+)
+LLM_REDUCE_SYSTEM = (
+    "You merge scene summaries of one tabletop role-playing game session into the session's "
+    "story, in order: decisions, reveals, deals, fights and their outcomes, places visited, "
+    "who was met, and how the session ended. Invent nothing. Answer with one JSON object: "
     '{"summary": "one or two paragraphs", "key_points": ["short factual sentence", ...]}.'
 )
 
@@ -247,56 +363,53 @@ def summarize_session_llm(
     *,
     campaign_id: str | None = None,
     session_id: str | None = None,
+    dm_names: Sequence[str] = (),
+    world_names: Sequence[str] = (),
+    characters: Mapping[str, str] | None = None,
     window_chars: int = 24_000,
+    target_scenes: int = 8,
 ) -> SessionSummary | None:
-    """Abstractive summary: partial summaries of transcript windows, then one merge call.
+    """Map-reduce: one partial summary per scene of in-game lines, then one merge call.
 
-    Returns None when the model's answers are unusable, so the caller falls back to the
-    extractive summary.
+    Returns None when no scene got a usable answer, so the caller falls back to the offline
+    summary; a failed merge falls back to the partials in order.
     """
     chunks = sorted(chunks, key=lambda c: c.seq)
     if not chunks:
         return None
     campaign_id = campaign_id or chunks[0].campaign_id
     session_id = session_id or chunks[0].session_id
-    lines: list[str] = []
-    seen: set[str] = set()
-    for chunk in chunks:
-        for line in chunk.text.split("\n"):
-            if line not in seen:
-                seen.add(line)
-                lines.append(line)
-    windows: list[str] = []
-    current = ""
-    for line in lines:
-        if current and len(current) + len(line) > window_chars:
-            windows.append(current)
-            current = ""
-        current += line + "\n"
-    if current:
-        windows.append(current)
+    lines = lines_from_chunks(chunks, dm_names)
+    context = TableContext.from_lines(lines, dm_speakers=dm_names, world_names=world_names)
+    if characters is None:
+        characters = infer_characters(lines, context)
+    classified = classify_transcript(lines, context)
+    scenes = split_scenes(classified, target_scenes=target_scenes)
     partials: list[dict] = []
-    for n, window in enumerate(windows, start=1):
-        answer = llm.complete_json(
-            LLM_SUMMARY_SYSTEM, f"Part {n} of {len(windows)} of the transcript:\n{window}"
-        )
-        if answer and isinstance(answer.get("summary"), str):
-            partials.append(answer)
+    for scene in scenes:
+        for n, window in enumerate(_scene_windows(scene, context, characters, window_chars)):
+            part = f" (part {n + 1})" if n else ""
+            answer = llm.complete_json(
+                LLM_SCENE_SYSTEM,
+                f"Scene {scene.index + 1} of {len(scenes)}{part}:\n{window}",
+            )
+            if answer and isinstance(answer.get("summary"), str) and answer["summary"].strip():
+                partials.append(answer)
     if not partials:
         return None
     if len(partials) == 1:
         final = partials[0]
     else:
         joined = "\n\n".join(
-            f"Part {i}: {p['summary']}\nKey points: {p.get('key_points', [])}"
+            f"Scene {i}: {p['summary']}\nKey points: {p.get('key_points', [])}"
             for i, p in enumerate(partials, start=1)
         )
-        final = llm.complete_json(
-            LLM_SUMMARY_SYSTEM, f"Merge these partial summaries of one session:\n{joined}"
-        ) or {
-            "summary": " ".join(p["summary"] for p in partials),
-            "key_points": [k for p in partials for k in p.get("key_points", [])],
-        }
+        final = llm.complete_json(LLM_REDUCE_SYSTEM, f"Scene summaries in order:\n{joined}")
+        if not final or not isinstance(final.get("summary"), str) or not final["summary"].strip():
+            final = {
+                "summary": " ".join(p["summary"] for p in partials),
+                "key_points": [k for p in partials for k in p.get("key_points") or []],
+            }
     points = [str(k) for k in final.get("key_points") or [] if str(k).strip()]
     return SessionSummary(
         session_id=session_id,
@@ -305,3 +418,28 @@ def summarize_session_llm(
         key_points=points,
         method=LLM_SUMMARIZER_VERSION,
     )
+
+
+def _scene_windows(
+    scene: Scene, context: TableContext, characters: Mapping[str, str], window_chars: int
+) -> list[str]:
+    """A scene's in-game lines as "Speaker: text", cut to the model's window; the DM is
+    labelled DM and a player by their character when known, so the model tells the story
+    in the characters' names."""
+    rows: list[str] = []
+    for s in scene.sentences:
+        if s.kind is TalkKind.NARRATION or context.is_dm(s.speaker):
+            who = "DM"
+        else:
+            who = characters.get(s.speaker, s.speaker)
+        if rows and rows[-1].startswith(f"{who}: "):
+            rows[-1] += " " + s.text
+        else:
+            rows.append(f"{who}: {s.text}")
+    windows, current = [], ""
+    for row in rows:
+        if current and len(current) + len(row) > window_chars:
+            windows.append(current)
+            current = ""
+        current += row + "\n"
+    return [*windows, current] if current else windows

@@ -11,6 +11,7 @@ from glyphoxa_pipelines.memory import RecapStore, SummaryStore
 from glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows import session_facts_op
 from glyphoxa_pipelines.pipeline.runner import run_session_chain
 from glyphoxa_pipelines.pipeline.services import PipelineServices
+from glyphoxa_pipelines.processing.summaries import LLM_SUMMARIZER_VERSION
 
 
 def _answer(body: dict[str, Any]) -> str:
@@ -64,7 +65,7 @@ def test_chain_uses_the_configured_llm(
         for f in db.run(session_facts_op(session_id))
     ]
     assert ("grimjaw", "lives_in", "ironhold", "llm-v1") in facts
-    assert SummaryStore(db).get(session_id).method == "llm-summary-v1"
+    assert SummaryStore(db).get(session_id).method == LLM_SUMMARIZER_VERSION
     assert RecapStore(db).get(session_id).text.startswith("Previously")
     paths = {path for path, _ in openai_stub.requests}
     assert paths == {"/v1/chat/completions"}
