@@ -55,6 +55,16 @@ def _fold(code: str) -> str:
     return code.translate(_CONFUSABLE)
 
 
+_CONFUSABLE_LETTERS = str.maketrans({"b": "v", "m": "n"})
+
+
+@lru_cache(maxsize=65_536)
+def _fold_letters(spelling: str) -> str:
+    """A spelling key with the same consonant pairs folded as `_fold` folds in codes: "backs"
+    spells the sounds of "Vax" once B is V."""
+    return spelling.translate(_CONFUSABLE_LETTERS)
+
+
 @lru_cache(maxsize=65_536)
 def _variants(code: str) -> frozenset[str]:
     """A folded code and, from four letters on, each of its one-letter deletions: two codes
@@ -347,7 +357,7 @@ def context_corrections(
                 score = max(
                     _jw(joined, form.joined),
                     _jw(key, form.key),
-                    _jw(joined.replace("b", "v"), form.joined.replace("b", "v")),
+                    _jw(_fold_letters(key), _fold_letters(form.key)),
                 )
                 if score >= need:
                     hits.append(_Hit(first, last, form, score))

@@ -48,6 +48,17 @@ def names_said(result: CorrectionResult, index: NameIndex) -> list[str]:
     return list(dict.fromkeys(said))
 
 
+def speaker_names(index: NameIndex, *names: str | None) -> list[str]:
+    """Canonical names of those of the speaker's names that are known names: the NPC voiced,
+    or a player whose display name is their character's. They join the scene of their turn."""
+    out = []
+    for name in names:
+        form = index.by_surface.get(" ".join((name or "").split()))
+        if form is not None:
+            out.append(form.canonical)
+    return out
+
+
 class SceneMemory:
     """The names of one session's last `turns` utterances, oldest forgotten first.
 
