@@ -5,15 +5,18 @@ word is as likely a name it does not know, or just the word. Real Whisper output
 rules in a few recurring ways ("Clara to" for "Clarota", "Liar" for "Lyra", "Thessa born" for
 "Thessa Morn"), and two facts a live session has tell such mishearings from ordinary speech:
 
-- the scene: a name said in the turns just before (or the speaker's own) is far more likely
-  than any of the other thousands of names, so it needs less resemblance;
+- the scene: a name said in the turns just before, the speaker's own, or the party's is far
+  more likely than any of the other thousands of names, so it needs less resemblance
+  (`scene.py` keeps it);
 - Whisper's word probability: a word it was unsure of was likely not what it wrote, while an
   ordinary word it was sure of was said.
 
-Every acceptance needs Double Metaphone agreement (the same code, or one longer by a letter) and
-at least one of the two signals; ordinary English words need both. A multi-word name with one
-of its own rare words heard exactly ("Thessa") is anchored by it, and the other word needs only
-to sound close. Correctly heard names, and spans stage 1 settled, are never touched.
+Every acceptance needs Double Metaphone agreement (the same code up to the consonant pairs
+Whisper trades, B/V and M/N, or for a scene name one edit apart) and at least one of the two
+signals; ordinary English words need both. A multi-word name with one of its own rare words
+heard exactly ("Thessa"), or with a word that is a known name on its own ("Machina"), is
+anchored by it, and the other word needs only to sound close. Correctly heard names stay as
+they are, and words stage 1 changed are never touched again.
 """
 
 from __future__ import annotations
