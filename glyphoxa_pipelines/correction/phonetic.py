@@ -137,6 +137,13 @@ class Scan:
             prev_end = end
 
 
+@lru_cache(maxsize=4)
+def scan_of(text: str) -> Scan:
+    """`Scan(text)`, the last few kept: the live path scans an utterance to correct it, then
+    again to read the names it said, and most utterances come out unchanged. Never mutated."""
+    return Scan(text)
+
+
 def tokenize(text: str) -> list[Token]:
     """Words with character offsets; apostrophes and hyphens inside a word stay in it."""
     scan = Scan(text)
