@@ -79,17 +79,6 @@ def _variants(code: str) -> frozenset[str]:
     return frozenset(out)
 
 
-@lru_cache(maxsize=8)
-def _folded_index(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
-    """Forms by their folded codes, built once per index (indexes are immutable)."""
-    out: dict[str, list[NameForm]] = {}
-    for form in index.forms:
-        if not form.common:
-            for folded in {_fold(code) for code in form.codes}:
-                out.setdefault(folded, []).append(form)
-    return {k: tuple(v) for k, v in out.items()}
-
-
 @lru_cache(maxsize=256)
 def _scene_forms(
     index: NameIndex, scene: tuple[str, ...]
@@ -287,7 +276,7 @@ def context_corrections(
     norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
-    by_folded = _folded_index(index)
+    by_code = index.by_code
     multi_sizes, by_edge = index.multi_sizes, index.by_edge
     hits: list[_Hit] = []
     for first in range(count):
@@ -325,7 +314,7 @@ def context_corrections(
             forms: dict[int, NameForm] = {}
             for code in codes:
                 if unsure:
-                    for form in by_folded.get(_fold(code), ()):
+                    for form in by_code.get(code, ()):
                         forms[id(form)] = form
                 if by_scene:
                     for variant in _variants(code):
@@ -348,9 +337,10 @@ def context_corrections(
                         hits.append(_Hit(first, last, form, score))
                         continue
                 exact, folds, edit = _codes_agree(codes, form)
-                # one edit apart is close only for a name of the scene: among thousands of
-                # names, some made-up one is always an edit away
-                if not (folds or (edit and in_scene)) or (edge and not exact):
+                # a consonant pair traded or one edit apart is close only for a name of the
+                # scene: among thousands of names, some made-up one is always that near
+                # ("borrel" is not "Vrel", "brained" not "Vriand")
+                if not (exact or (in_scene and (folds or edit))) or (edge and not exact):
                     continue
                 need = _need(cfg, scene=in_scene, unsure=unsure, exact=exact, zipf=window_zipf)
                 if need is None:

@@ -182,11 +182,23 @@ def test_no_scene_and_no_confidences_is_stage_one(scene: list[str] | None) -> No
 NASAL_INDEX = NameIndex(["Scanlan", "Minxy", ("Vax'ildan", ["Vax"]), "Machina", "Vox Machina"])
 
 
-def test_m_for_n_in_a_made_up_word_whisper_was_unsure_of() -> None:
+def test_m_for_n_in_a_made_up_word_of_a_name_in_play() -> None:
     text = "Alright, got some scamlin up there."
     conf = unsure_at(text, "scamlin", 0.6)
-    assert correct(text, NASAL_INDEX, conf).text == "Alright, got some Scanlan up there."
-    assert correct(text, NASAL_INDEX, sure(text)).text == text  # heard with confidence
+    fixed_text = "Alright, got some Scanlan up there."
+    assert correct(text, NASAL_INDEX, conf, scene=["Scanlan"]).text == fixed_text
+    assert correct(text, NASAL_INDEX, sure(text), scene=["Scanlan"]).text == fixed_text
+
+
+def test_a_traded_consonant_is_not_enough_for_a_name_out_of_play() -> None:
+    """Among thousands of names some made-up one is always a traded consonant away ("borrel"
+    for a "Vrel"): outside the scene, Whisper's doubt alone needs the very code."""
+    index = NameIndex(["Scanlan", "Vrel", "Minxy"])
+    for text, word in (
+        ("Alright, got some scamlin up there.", "scamlin"),
+        ("It sounds like a lovely town, you borrel.", "borrel."),
+    ):
+        assert correct(text, index, unsure_at(text, word.rstrip("."), 0.4)).text == text
 
 
 def test_m_for_n_in_an_ordinary_word_stays_without_the_scene() -> None:
