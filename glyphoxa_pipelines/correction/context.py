@@ -79,19 +79,36 @@ def _variants(code: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=8)
+def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
+    """Every name of the index (canonical or alias) → the forms of its entity, built once per
+    index (indexes are immutable): a scene is resolved by look-ups, not a pass over all names."""
+    by_canonical: dict[str, list[NameForm]] = {}
+    for form in index.forms:
+        by_canonical.setdefault(form.canonical, []).append(form)
+    out: dict[str, dict[str, None]] = {}  # a name two entities share names both
+    for form in index.forms:
+        for name in (form.surface, form.canonical):
+            out.setdefault(name, {})[form.canonical] = None
+    return {
+        name: tuple(f for canonical in entities for f in by_canonical[canonical])
+        for name, entities in out.items()
+    }
+
+
 @lru_cache(maxsize=256)
 def _scene_forms(
     index: NameIndex, scene: tuple[str, ...]
 ) -> tuple[frozenset[str], dict[str, tuple[NameForm, ...]]]:
     """Canonical names of the scene's entities (given by canonical name or any alias), and
-    their forms by every variant of their codes."""
-    wanted = set(scene)
-    canon = frozenset(
-        f.canonical for f in index.forms if f.surface in wanted or f.canonical in wanted
-    )
+    their forms by every variant of their codes. The live scene changes with every new name
+    said, so this must be cheap uncached too."""
+    entity_forms = _entity_forms(index)
+    forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
+    canon = frozenset(f.canonical for f in forms.values())
     out: dict[str, list[NameForm]] = {}
-    for form in index.forms:
-        if form.canonical in canon and not form.common:
+    for form in forms.values():
+        if not form.common:
             for variant in {v for code in form.codes for v in _variants(code)}:
                 out.setdefault(variant, []).append(form)
     return canon, {k: tuple(v) for k, v in out.items()}
