@@ -2,6 +2,7 @@
 `bench/build_stt_corpus.py` builds: real lines spoken by piper, heard by Whisper tiny.en).
 
     python bench/correction_stt.py [--corpus DIR] [--split tune|heldout] [--synthetic-episodes N]
+                                   [--no-party]
 
 A correction is right when it overlaps a misheard name's transcript span and writes that name's
 entity; one on a name heard right that keeps its entity is neutral (a respelling of what was
@@ -9,9 +10,11 @@ already right), and so is one writing a name the reference line holds where the 
 could not place it (both neighbours misheard); every other one is wrong, and the words it
 rewrote outside any name count as damage per 10,000 clean words (transcript words outside
 names). Each utterance is corrected with the 2,000-name index, Whisper's word confidences and
-the scene's names (those said in the turns before it). Prints precision, recall and damage for
-all lines and per half, the synthetic bench's figures for comparison, latency (p50/p95 per
-utterance, wall clock and thread CPU time), and one JSON line last.
+the scene's names: those said in the turns before it, and the party (the player characters, as
+the live path adds the campaign's `player` entities; `--no-party` leaves them out). Prints
+precision, recall and damage for all lines and per half, the synthetic bench's figures for
+comparison, latency (p50/p95 per utterance, wall clock and thread CPU time), and one JSON line
+last.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from build_stt_corpus import default_out  # noqa: E402
+from build_stt_corpus import DEMO, default_out  # noqa: E402
 from correction import (  # noqa: E402
     DEFAULT_DATA,
     collect_names,
@@ -43,6 +48,26 @@ from correction import (  # noqa: E402
 
 from glyphoxa_pipelines.correction import NameIndex, correct, tokenize  # noqa: E402
 from glyphoxa_pipelines.correction.name_index import word_zipf  # noqa: E402
+
+# Critical Role campaign 1's player characters (and Trinket, the bear who fights beside them):
+# what a campaign file marks as `player` entities. CRD3 has no entity types, so they are named
+# here; the demo campaign's come from its file.
+CRD3_PARTY = (
+    "Vax",
+    "Vax'ildan",
+    "Vex",
+    "Vex'ahlia",
+    "Keyleth",
+    "Grog",
+    "Grog Strongjaw",
+    "Pike",
+    "Scanlan",
+    "Scanlan Shorthalt",
+    "Perce",
+    "Tiberius",
+    "Tiberius Stormwind",
+    "Trinket",
+)
 
 TARGETS = {"precision": 0.95, "recall": 0.6, "damage_per_10k": 1.0, "p95_ms_2000": 0.3}
 
@@ -63,6 +88,19 @@ def build_entities(entities: dict[str, Any], total: int, seed: int) -> list[tupl
     known += [(c, list(a)) for c, a in entities["demo"]]
     names = [n for c, a in known for n in (c, *a)]
     return known + [(p, []) for p in generated_names(max(0, total - len(names)), set(names), seed)]
+
+
+def parties() -> dict[str, tuple[str, ...]]:
+    """The party of each corpus source (LoCoMo's everyday talk has none)."""
+    campaign = yaml.safe_load((DEMO / "sample_campaign.yaml").read_text(encoding="utf-8"))
+    demo = tuple(e["name"] for e in campaign.get("entities", []) if e.get("type") == "player")
+    return {"crd3": CRD3_PARTY, "demo": demo}
+
+
+def with_party(rows: list[dict[str, Any]], party: dict[str, tuple[str, ...]]) -> None:
+    """Each row's scene with its source's party added."""
+    for row in rows:
+        row["scene"] = sorted(set(row.get("scene") or ()) | set(party.get(row["source"], ())))
 
 
 def entity_of(known: Iterable[tuple[str, list[str]]]) -> dict[str, str]:
@@ -192,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synthetic-episodes", type=int, default=2)
     parser.add_argument("--examples", type=int, default=12)
     parser.add_argument("--split", choices=("all", "tune", "heldout"), default="all")
+    parser.add_argument("--no-party", action="store_true", help="scenes without the party")
     args = parser.parse_args(argv)
     folder = args.corpus or default_out()
     if not (folder / "corpus.jsonl").exists():
@@ -199,10 +238,16 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"bench": "correction_stt", "skipped": True, "reason": f"no {folder}"}))
         return 0
     rows, entities = load_corpus(folder)
+    if not args.no_party:
+        with_party(rows, parties())
     known = build_entities(entities, args.names, args.seed)
     index = NameIndex(known)
     entity = entity_of(known)
-    summary: dict[str, Any] = {"bench": "correction_stt", "known_names": args.names}
+    summary: dict[str, Any] = {
+        "bench": "correction_stt",
+        "known_names": args.names,
+        "party": not args.no_party,
+    }
     halves = {"all": rows} | {h: [r for r in rows if r["split"] == h] for h in ("tune", "heldout")}
     for label, subset in halves.items():
         result = score(subset, index, entity)

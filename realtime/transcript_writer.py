@@ -2,6 +2,11 @@
 statement, or spool to disk while PostgreSQL is away; then let pre-fetch read what players and
 the DM said.
 
+Each session keeps its scene (`SceneMemory`: the names of its last turns, as corrected), and
+each utterance is corrected with it, the speaker's own name and the party's (the campaign's
+player characters, always in play): the context stage accepts a mishearing of a name in play
+that it would not risk for any of the campaign's other names.
+
 Raw text is always kept: an utterance of a session whose campaign is unknown (degraded) is
 spooled uncorrected.
 """
@@ -14,7 +19,10 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
+from cachetools import LRUCache
+
 from glyphoxa_pipelines.correction import CORRECTOR_VERSION, correct
+from glyphoxa_pipelines.correction.scene import SceneMemory, names_said, speaker_names
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.memory import InvalidInputError, NewEntry
 from glyphoxa_pipelines.memory.session_log import insert_entries_op, validate_entry
@@ -27,6 +35,8 @@ from realtime.spool import Spool
 
 # Above this many characters a batch is corrected off the event loop.
 INLINE_CORRECTION_CHARS = 20_000
+# Sessions whose scene is kept; the least recently written are forgotten first.
+MAX_SCENES = 1_024
 
 
 def _now() -> datetime:
@@ -49,6 +59,9 @@ class TranscriptWriter:
         self._names = names
         self._recent = recent
         self._prefetcher = prefetcher
+        self._scenes: LRUCache[str, SceneMemory] = LRUCache(maxsize=MAX_SCENES)
+        # the party of the last Names object seen per campaign (rebuilt when the names are)
+        self._parties: LRUCache[str, tuple[Names, tuple[str, ...]]] = LRUCache(MAX_SCENES)
 
     async def write(self, session_id: str, items: Sequence[Any]) -> dict[str, Any]:
         """Correct names inline and write to L1 (or the spool). `items` are EntryIn-like."""
@@ -61,9 +74,11 @@ class TranscriptWriter:
             # A big batch (an import through the API, a pasted log) would hold the event loop
             # for seconds; utterances of live speech stay inline, where a thread hop costs more
             # than the correction.
-            new, out = await asyncio.to_thread(self._corrected, items, names)
+            new, out = await asyncio.to_thread(
+                self._corrected, session_id, campaign_id, items, names
+            )
         else:
-            new, out = self._corrected(items, names)
+            new, out = self._corrected(session_id, campaign_id, items, names)
         for entry in new:
             if not entry.text.strip():
                 raise InvalidInputError(f"entry {entry.idempotency_key!r}: text is empty")
@@ -96,16 +111,47 @@ class TranscriptWriter:
             "prefetch": triggers,
         }
 
-    @staticmethod
+    def _scene(self, session_id: str) -> SceneMemory:
+        scene = self._scenes.get(session_id)
+        if scene is None:
+            scene = self._scenes[session_id] = SceneMemory()
+        return scene
+
+    def _party(self, campaign_id: str, names: Names) -> tuple[str, ...]:
+        known = self._parties.get(campaign_id)
+        if known is None or known[0] is not names:
+            party = tuple(e.name for e in names.entities.values() if e.type == "player")
+            known = self._parties[campaign_id] = (names, party)
+        return known[1]
+
     def _corrected(
-        items: Sequence[Any], names: Names | None
+        self,
+        session_id: str,
+        campaign_id: str | None,
+        items: Sequence[Any],
+        names: Names | None,
     ) -> tuple[list[NewEntry], list[dict[str, Any]]]:
-        """The entries to store, and what the caller is told of each correction."""
+        """The entries to store, and what the caller is told of each correction. Each item is
+        corrected in the session's scene, which then takes the names it said."""
         now = _now()
         new: list[NewEntry] = []
         out: list[dict[str, Any]] = []
+        scene = self._scene(session_id) if names else None
+        party = self._party(campaign_id, names) if names and campaign_id else ()
         for item in items:
-            result = correct(item.text, names.index, item.word_confidences) if names else None
+            result = None
+            if names is not None and scene is not None:
+                voiced = names.entities.get(item.npc_id) if item.npc_id else None
+                npc = voiced.name if voiced else None
+                result = correct(
+                    item.text,
+                    names.index,
+                    item.word_confidences,
+                    scene=scene.names(
+                        *speaker_names(names.index, item.speaker_name, npc), *party
+                    ),
+                )
+                scene.remember(names_said(result, names.index))
             corrections = [c.as_dict() for c in result.corrections] if result else []
             text = result.text if result else item.text
             new.append(NewEntry(

@@ -5,15 +5,18 @@ word is as likely a name it does not know, or just the word. Real Whisper output
 rules in a few recurring ways ("Clara to" for "Clarota", "Liar" for "Lyra", "Thessa born" for
 "Thessa Morn"), and two facts a live session has tell such mishearings from ordinary speech:
 
-- the scene: a name said in the turns just before (or the speaker's own) is far more likely
-  than any of the other thousands of names, so it needs less resemblance;
+- the scene: a name said in the turns just before, the speaker's own, or the party's is far
+  more likely than any of the other thousands of names, so it needs less resemblance
+  (`scene.py` keeps it);
 - Whisper's word probability: a word it was unsure of was likely not what it wrote, while an
   ordinary word it was sure of was said.
 
-Every acceptance needs Double Metaphone agreement (the same code, or one longer by a letter) and
-at least one of the two signals; ordinary English words need both. A multi-word name with one
-of its own rare words heard exactly ("Thessa") is anchored by it, and the other word needs only
-to sound close. Correctly heard names, and spans stage 1 settled, are never touched.
+Every acceptance needs Double Metaphone agreement (the same code up to the consonant pairs
+Whisper trades, B/V and M/N, or for a scene name one edit apart) and at least one of the two
+signals; ordinary English words need both. A multi-word name with one of its own rare words
+heard exactly ("Thessa"), or with a word that is a known name on its own ("Machina"), is
+anchored by it, and the other word needs only to sound close. Correctly heard names stay as
+they are, and words stage 1 changed are never touched again.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from glyphoxa_pipelines.correction.name_index import (
     phonetic_codes,
     spelling_key,
 )
-from glyphoxa_pipelines.correction.phonetic import Token, tokenize
+from glyphoxa_pipelines.correction.phonetic import Scan, Token
 
 _WORD = re.compile(r"\S+")
 _jw = JaroWinkler.similarity
@@ -46,9 +49,23 @@ class _Hit:
     score: float
 
 
+_CONFUSABLE = str.maketrans({"P": "F", "M": "N"})
+
+
 def _fold(code: str) -> str:
-    """A code with B and V folded ("Bex" for "Vex"): Whisper trades the two."""
-    return code.replace("P", "F")
+    """A code with B and V, and M and N, folded ("Bex" for "Vex", "scamlin" for "Scanlan"):
+    the consonant pairs Whisper trades most, the same place of articulation."""
+    return code.translate(_CONFUSABLE)
+
+
+_CONFUSABLE_LETTERS = str.maketrans({"b": "v", "m": "n"})
+
+
+@lru_cache(maxsize=65_536)
+def _fold_letters(spelling: str) -> str:
+    """A spelling key with the same consonant pairs folded as `_fold` folds in codes: "backs"
+    spells the sounds of "Vax" once B is V."""
+    return spelling.translate(_CONFUSABLE_LETTERS)
 
 
 @lru_cache(maxsize=65_536)
@@ -63,14 +80,20 @@ def _variants(code: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8)
-def _folded_index(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
-    """Forms by their folded codes, built once per index (indexes are immutable)."""
-    out: dict[str, list[NameForm]] = {}
+def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
+    """Every name of the index (canonical or alias) → the forms of its entity, built once per
+    index (indexes are immutable): a scene is resolved by look-ups, not a pass over all names."""
+    by_canonical: dict[str, list[NameForm]] = {}
     for form in index.forms:
-        if not form.common:
-            for folded in {_fold(code) for code in form.codes}:
-                out.setdefault(folded, []).append(form)
-    return {k: tuple(v) for k, v in out.items()}
+        by_canonical.setdefault(form.canonical, []).append(form)
+    out: dict[str, dict[str, None]] = {}  # a name two entities share names both
+    for form in index.forms:
+        for name in (form.surface, form.canonical):
+            out.setdefault(name, {})[form.canonical] = None
+    return {
+        name: tuple(f for canonical in entities for f in by_canonical[canonical])
+        for name, entities in out.items()
+    }
 
 
 @lru_cache(maxsize=256)
@@ -78,48 +101,55 @@ def _scene_forms(
     index: NameIndex, scene: tuple[str, ...]
 ) -> tuple[frozenset[str], dict[str, tuple[NameForm, ...]]]:
     """Canonical names of the scene's entities (given by canonical name or any alias), and
-    their forms by every variant of their codes."""
-    wanted = set(scene)
-    canon = frozenset(
-        f.canonical for f in index.forms if f.surface in wanted or f.canonical in wanted
-    )
+    their forms by every variant of their codes. The live scene changes with every new name
+    said, so this must be cheap uncached too."""
+    entity_forms = _entity_forms(index)
+    forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
+    canon = frozenset(f.canonical for f in forms.values())
     out: dict[str, list[NameForm]] = {}
-    for form in index.forms:
-        if form.canonical in canon and not form.common:
+    for form in forms.values():
+        if not form.common:
             for variant in {v for code in form.codes for v in _variants(code)}:
                 out.setdefault(variant, []).append(form)
     return canon, {k: tuple(v) for k, v in out.items()}
 
 
 def token_confidences(
-    text: str, tokens: list[Token], word_confidences: Sequence[float] | None
+    text: str, tokens: Sequence[Token], word_confidences: Sequence[float] | None
 ) -> list[float]:
     """Whisper's probability of the whitespace word holding each token (1.0 when unknown)."""
+    return _confidences(text, [t.start for t in tokens], word_confidences)
+
+
+def _confidences(
+    text: str, starts: Sequence[int], word_confidences: Sequence[float] | None
+) -> list[float]:
     if not word_confidences:
-        return [1.0] * len(tokens)
+        return [1.0] * len(starts)
     spans = [m.span() for m in _WORD.finditer(text)]
     if len(spans) != len(word_confidences):
-        return [1.0] * len(tokens)  # confidences of another text: no signal rather than a wrong one
+        return [1.0] * len(starts)  # confidences of another text: no signal rather than a wrong one
     out, k = [], 0
-    for token in tokens:
-        while k + 1 < len(spans) and spans[k][1] <= token.start:
+    for start in starts:
+        while k + 1 < len(spans) and spans[k][1] <= start:
             k += 1
         out.append(float(word_confidences[k]))
     return out
 
 
 def _codes_agree(codes: tuple[str, ...], form: NameForm) -> tuple[bool, bool, bool]:
-    """(same code, same up to B/V, within one edit up to B/V) of a window and a name."""
+    """(same code, same up to confusable consonants, within one edit up to them) of a window
+    and a name."""
     if any(code in form.codes for code in codes):
         return True, True, True
-    labial = edit = False
+    folds = edit = False
     for code in codes:
         folded = _fold(code)
         for other in form.codes:
             distance = Levenshtein.distance(folded, _fold(other))
-            labial = labial or distance == 0
+            folds = folds or distance == 0
             edit = edit or (distance <= 1 and min(len(code), len(other)) >= 3)
-    return False, labial, edit
+    return False, folds, edit
 
 
 def _need(
@@ -150,13 +180,11 @@ def _need(
 
 
 def _anchored(
-    tokens: list[Token], first: int, last: int, form: NameForm, cfg: CorrectionConfig
+    words: list[str], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
 ) -> float | None:
     """Score of a window with as many words as a multi-word name, one rare word heard exactly."""
-    words = [t.norm for t in tokens[first : last + 1]]
     anchor = any(
-        w == nw and t.zipf < cfg.common_zipf
-        for w, nw, t in zip(words, form.words, tokens[first : last + 1], strict=True)
+        w == nw and z < cfg.common_zipf for w, nw, z in zip(words, form.words, zipfs, strict=True)
     )
     if not anchor or words == list(form.words):
         return None
@@ -166,11 +194,69 @@ def _anchored(
             total += 1.0
             continue
         sim = _jw(w, nw)
-        overlap = any(c in form.word_codes[k] for c in phonetic_codes(w))
+        folded = {_fold(c) for c in form.word_codes[k]}
+        overlap = any(_fold(c) in folded for c in phonetic_codes(w))
         if sim < cfg.anchor_threshold and not (overlap and sim >= cfg.phonetic_threshold):
             return None
         total += sim
     return total / len(words)
+
+
+def _named_anchor_hits(
+    scan: Scan,
+    first: int,
+    last: int,
+    anchors: list[int],
+    index: NameIndex,
+    cfg: CorrectionConfig,
+    vouched: frozenset[str] | None,
+) -> list[_Hit]:
+    """Multi-word names a window holding a name heard right ("Machina") may be, the name kept
+    in place and the other words sounding close ("Box Machina" for "Vox Machina"). `vouched`
+    is None when Whisper was unsure of the window, else the scene's names: as for any anchor,
+    a match needs one signal unless it is close on its own."""
+    n = last - first + 1
+    words, zipfs = scan.norms[first : last + 1], scan.zipfs[first : last + 1]
+    out = []
+    seen: set[int] = set()
+    for key in ((n, "w:" + words[0]), (n, "w:" + words[-1])):
+        for form in index.by_edge.get(key, ()):
+            if id(form) in seen or form.common:
+                continue
+            seen.add(id(form))
+            if any(words[k - first] != form.words[k - first] for k in anchors):
+                continue  # a name heard right is never rewritten
+            score = _anchored(words, zipfs, form, cfg)
+            if score is None:
+                continue
+            if vouched is None or form.canonical in vouched or score >= cfg.anchor_sure:
+                out.append(_Hit(first, last, form, score))
+    return out
+
+
+def _word_states(
+    scan: Scan, index: NameIndex, settled: Iterable[tuple[int, int]], changed: Iterable[Correction]
+) -> tuple[list[bool], list[bool]]:
+    """(blocked, named) per word. Blocked words are never part of a window: stage 1 changed
+    them, or they are no plain words (handles, numbers), or they lie in a longer name heard
+    right. Named words are names heard right on their own ("Machina"): they stay as they are,
+    but may anchor a longer name ("Box Machina" for "Vox Machina")."""
+    settled_spans = sorted(settled)
+    changed_spans = sorted((c.start, c.end) for c in changed)
+    blocked, named = [], []
+    k = j = 0
+    by_joined = index.by_joined
+    for start, norm, plain in zip(scan.starts, scan.norms, scan.plain, strict=True):
+        while k < len(settled_spans) and settled_spans[k][1] <= start:
+            k += 1
+        while j < len(changed_spans) and changed_spans[j][1] <= start:
+            j += 1
+        in_changed = j < len(changed_spans) and changed_spans[j][0] <= start
+        is_name = norm in by_joined
+        in_settled = k < len(settled_spans) and settled_spans[k][0] <= start
+        blocked.append(in_changed or not plain or (in_settled and not is_name))
+        named.append(is_name)
+    return blocked, named
 
 
 def context_corrections(
@@ -180,89 +266,118 @@ def context_corrections(
     word_confidences: Sequence[float] | None,
     scene: Iterable[str] | None,
     cfg: CorrectionConfig,
+    *,
+    scan: Scan | None = None,
+    changed: Sequence[Correction] = (),
 ) -> list[Correction]:
-    """Corrections the scene or Whisper's uncertainty vouch for, outside `settled` spans."""
-    tokens = tokenize(text)
-    if not tokens or not index:
+    """Corrections the scene or Whisper's uncertainty vouch for, outside `settled` spans.
+
+    `scan` is `Scan(text)` when the caller has it (stage 1 built one); `changed` are stage 1's
+    corrections, whose words are never touched again (the other settled spans are names heard
+    right, which may still anchor a longer name).
+    """
+    if not text or not index:
         return []
     scene_key = tuple(sorted(set(scene or ())))
     scene_canon, by_scene = _scene_forms(index, scene_key) if scene_key else (frozenset(), {})
-    conf = token_confidences(text, tokens, word_confidences)
-    if not scene_canon and min(conf) >= cfg.unsure_confidence:
+    unsure_at = cfg.unsure_confidence
+    if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
+        return []  # neither signal: nothing to vouch for a change, and no words to scan
+    scan = scan or Scan(text)
+    count = len(scan.norms)
+    if not count:
         return []
-    by_folded = _folded_index(index)
-    spans = list(settled)
-    blocked = [
-        any(s <= t.start < e for s, e in spans)
-        or not t.plain
-        or t.norm in index.by_joined  # a name heard right stays
-        for t in tokens
-    ]
+    unsure_of = [c < unsure_at for c in _confidences(text, scan.starts, word_confidences)]
+    if not scene_canon and not any(unsure_of):
+        return []
+    norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
+    blocked, named = _word_states(scan, index, settled, changed)
+    common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
+    by_code = index.by_code
+    multi_sizes, by_edge = index.multi_sizes, index.by_edge
     hits: list[_Hit] = []
-    for first in range(len(tokens)):
+    for first in range(count):
         joined = ""
-        for last in range(first, min(len(tokens), first + cfg.context_max_words)):
-            if blocked[last] or (last > first and not tokens[last].joinable):
+        unsure = False
+        all_common = True
+        zipf = 0.0  # the most frequent word's, function words aside
+        content = False  # the window holds a word that is no function word
+        anchors: list[int] = []  # names heard right in the window: they can only anchor
+        for last in range(first, min(count, first + cfg.context_max_words)):
+            if blocked[last] or (last > first and not joinable[last]):
                 break
-            joined += tokens[last].norm
-            window = tokens[first : last + 1]
-            n = len(window)
-            edge = max(window[0].zipf, window[-1].zipf) >= cfg.function_zipf
-            unsure = min(conf[first : last + 1]) < cfg.unsure_confidence
-            # a function word at an edge ("Trink it") is judged by the edge rule, not here
-            zipf = max((t.zipf for t in window if t.zipf < cfg.function_zipf), default=9.0)
-            if not unsure and min(t.zipf for t in window) >= cfg.common_zipf:
+            joined += norms[last]
+            if named[last]:
+                anchors.append(last)
+            unsure = unsure or unsure_of[last]
+            all_common = all_common and zipfs[last] >= common_zipf
+            if zipfs[last] < function_zipf:
+                zipf = max(zipf, zipfs[last])
+                content = True
+            if not unsure and all_common:
                 continue  # confident ordinary words: no signal could vouch for a change
+            n = last - first + 1
+            if anchors:
+                if n > 1 and n in multi_sizes:
+                    vouched = None if unsure else scene_canon
+                    hits.extend(
+                        _named_anchor_hits(scan, first, last, anchors, index, cfg, vouched)
+                    )
+                continue
+            edge = max(zipfs[first], zipfs[last]) >= function_zipf
+            # a function word at an edge ("Trink it") is judged by the edge rule, not here
+            window_zipf = zipf if content else 9.0
             codes = phonetic_codes(joined)
             forms: dict[int, NameForm] = {}
             for code in codes:
                 if unsure:
-                    for form in by_folded.get(_fold(code), ()):
+                    for form in by_code.get(code, ()):
                         forms[id(form)] = form
                 if by_scene:
                     for variant in _variants(code):
                         for form in by_scene.get(variant, ()):
                             forms[id(form)] = form
-            if n > 1 and n in index.multi_sizes:
-                for key in ((n, "w:" + window[0].norm), (n, "w:" + window[-1].norm)):
-                    for form in index.by_edge.get(key, ()):
+            if n > 1 and n in multi_sizes:
+                for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
+                    for form in by_edge.get(key, ()):
                         forms[id(form)] = form
+            if not forms:
+                continue
             key = spelling_key(joined)
             for form in forms.values():
                 if n > form.n_words + 1 or form.common:
                     continue
                 in_scene = form.canonical in scene_canon
                 if n == form.n_words and n > 1:
-                    score = _anchored(tokens, first, last, form, cfg)
+                    score = _anchored(norms[first : last + 1], zipfs[first : last + 1], form, cfg)
                     if score is not None and (in_scene or unsure or score >= cfg.anchor_sure):
                         hits.append(_Hit(first, last, form, score))
                         continue
-                exact, labial, edit = _codes_agree(codes, form)
-                # one edit apart is close only for a name of the scene: among thousands of
-                # names, some made-up one is always an edit away
-                if not (labial or (edit and in_scene)) or (edge and not exact):
+                exact, folds, edit = _codes_agree(codes, form)
+                # a consonant pair traded or one edit apart is close only for a name of the
+                # scene: among thousands of names, some made-up one is always that near
+                # ("borrel" is not "Vrel", "brained" not "Vriand")
+                if not (exact or (in_scene and (folds or edit))) or (edge and not exact):
                     continue
-                need = _need(cfg, scene=in_scene, unsure=unsure, exact=exact, zipf=zipf)
+                need = _need(cfg, scene=in_scene, unsure=unsure, exact=exact, zipf=window_zipf)
                 if need is None:
                     continue
-                if edge or (n == 1 and window[0].zipf >= cfg.common_zipf):
+                if edge or (n == 1 and zipfs[first] >= common_zipf):
                     need = max(need, cfg.edge_threshold)
                 score = max(
                     _jw(joined, form.joined),
                     _jw(key, form.key),
-                    _jw(joined.replace("b", "v"), form.joined.replace("b", "v")),
+                    _jw(_fold_letters(key), _fold_letters(form.key)),
                 )
                 if score >= need:
                     hits.append(_Hit(first, last, form, score))
-    return _choose(text, tokens, hits, cfg)
+    return _choose(text, scan, hits, cfg)
 
 
-def _choose(
-    text: str, tokens: list[Token], hits: list[_Hit], cfg: CorrectionConfig
-) -> list[Correction]:
+def _choose(text: str, scan: Scan, hits: list[_Hit], cfg: CorrectionConfig) -> list[Correction]:
     """Best hit per span, longest first; two entities about equally good change nothing."""
     hits.sort(key=lambda h: (h.first - h.last, -h.score))
-    taken = [False] * len(tokens)
+    taken = [False] * len(scan.starts)
     out: list[Correction] = []
     for hit in hits:
         if any(taken[hit.first : hit.last + 1]):
@@ -276,7 +391,7 @@ def _choose(
         ]
         if rivals:
             continue
-        start, end = tokens[hit.first].start, tokens[hit.last].end
+        start, end = scan.starts[hit.first], scan.ends[hit.last]
         original = text[start:end]
         if original == hit.form.surface:
             continue

@@ -90,7 +90,7 @@ class CorrectionConfig:
       which a word counts as unsure; `context_threshold` the Jaro-Winkler a window needs with
       neither help (less `unknown_bonus` for words no English list holds), lowered by
       `scene_bonus` for a name of the scene and by `unsure_bonus` for unsure words, raised by
-      `near_code_penalty` when the codes are a letter (or B/V) apart; `edge_threshold` the
+      `near_code_penalty` when the codes are a letter (or B/V, M/N) apart; `edge_threshold` the
       floor for a single ordinary word or a function word at a window edge; `anchor_threshold`
       the closeness of the other words of a multi-word name anchored by one of its rare words,
       and `anchor_sure` the score at which such a match needs neither scene nor uncertainty;

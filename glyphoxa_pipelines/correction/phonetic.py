@@ -76,9 +76,10 @@ def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
     return norm, zipf, len(word), norm, zipf, plain
 
 
-class _Scan:
-    """The words of an utterance as parallel lists: the hot loop indexes lists, it does not
-    build an object per word."""
+class Scan:
+    """The words of an utterance as parallel lists: the hot loops index lists, they do not
+    build an object per word. Built once per utterance and shared by stage 1 and the context
+    stage."""
 
     __slots__ = (
         "starts",
@@ -136,9 +137,16 @@ class _Scan:
             prev_end = end
 
 
+@lru_cache(maxsize=4)
+def scan_of(text: str) -> Scan:
+    """`Scan(text)`, the last few kept: the live path scans an utterance to correct it, then
+    again to read the names it said, and most utterances come out unchanged. Never mutated."""
+    return Scan(text)
+
+
 def tokenize(text: str) -> list[Token]:
     """Words with character offsets; apostrophes and hyphens inside a word stay in it."""
-    scan = _Scan(text)
+    scan = Scan(text)
     tokens = []
     for k, variants in enumerate(scan.variants):
         base_norm, base_end, base_zipf = variants[0]
@@ -182,17 +190,21 @@ def _case_like(original: str, surface: str) -> str:
 
 
 def find_corrections(
-    text: str, index: NameIndex, config: CorrectionConfig | None = None
+    text: str,
+    index: NameIndex,
+    config: CorrectionConfig | None = None,
+    *,
+    scan: Scan | None = None,
 ) -> tuple[list[Correction], list[tuple[int, int]]]:
     """Stage-1 corrections of `text` (offsets into `text`) and the spans of names heard right.
 
     The second list holds character spans (start, end) already settled: exact hits and
-    corrected spans; stage 2 must not touch them.
+    corrected spans; stage 2 must not touch them. `scan` is `Scan(text)` when the caller has it.
     """
     cfg = config or CorrectionConfig()
     if not text or not index:
         return [], []
-    scan = _Scan(text)
+    scan = scan or Scan(text)
     count = len(scan.norms)
     if not count:
         return [], []

@@ -12,7 +12,7 @@ from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
-from glyphoxa_pipelines.correction.phonetic import find_corrections
+from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
 
 DEFAULT_CONFIG = CorrectionConfig()
 
@@ -53,9 +53,12 @@ def correct(
         raise TypeError(f"text must be str, not {type(text).__name__}")
     cfg = config or DEFAULT_CONFIG
     index = build_index(entities, common_zipf=cfg.common_zipf)
-    stage1, settled = find_corrections(text, index, cfg)
+    scan = scan_of(text)
+    stage1, settled = find_corrections(text, index, cfg, scan=scan)
     if scene or word_confidences:
-        extra = context_corrections(text, index, settled, word_confidences, scene, cfg)
+        extra = context_corrections(
+            text, index, settled, word_confidences, scene, cfg, scan=scan, changed=stage1
+        )
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])

@@ -81,24 +81,45 @@ def _correction_dicts(result: Any, version: str) -> list[dict[str, Any]]:
 
 def corrected_transcript(services: PipelineServices, session_id: str) -> StepOutcome:
     """Re-correct every entry from its immutable raw text against the campaign's current
-    names (stage 1, + stage 2 with an LLM); store only entries whose text changed."""
+    names (stage 1 and the context stage, in the scene of the session's turns before it, the
+    speaker's own name and the party's; + stage 2 with an LLM); store only entries whose text
+    changed."""
     from glyphoxa_pipelines.correction import build_index, correct
+    from glyphoxa_pipelines.correction.scene import SceneMemory, names_said, speaker_names
 
     info = _session(services, session_id)
     campaign_id = info["campaign_id"]
-    index = build_index(_entities(services, campaign_id))
+    campaign_entities = _entities(services, campaign_id)
+    index = build_index(campaign_entities)
+    npc_names = {e.id: e.name for e in campaign_entities}
+    party = [e.name for e in campaign_entities if e.type == "player"]
     entries: list[Entry] = SessionStore(services.db).get_entries(session_id)
     llm = services.corrector_llm
     version = versions.corrector_version(llm is not None)
 
-    def fix(entry: Entry) -> tuple[Entry, Any]:
-        return entry, correct(entry.raw_text, index, entry.word_confidences, llm=llm)
+    # The scene is built in spoken order from what the corrector settled turn after turn, so
+    # this pass is sequential; with an LLM, stage 2 then runs in parallel in those scenes.
+    memory = SceneMemory()
+    scenes: list[tuple[str, ...]] = []
+    results: list[tuple[Entry, Any]] = []
+    for entry in entries:
+        npc = npc_names.get(entry.npc_id) if entry.npc_id else None
+        scene = memory.names(*speaker_names(index, entry.speaker_name, npc), *party)
+        result = correct(entry.raw_text, index, entry.word_confidences, scene=scene)
+        memory.remember(names_said(result, index))
+        scenes.append(scene)
+        results.append((entry, result))
 
-    if llm is not None and len(entries) > 1:
+    if llm is not None:
+
+        def fix(k: int) -> tuple[Entry, Any]:
+            entry = entries[k]
+            return entry, correct(
+                entry.raw_text, index, entry.word_confidences, scene=scenes[k], llm=llm
+            )
+
         with ThreadPoolExecutor(max_workers=4) as pool:  # bounded: the LLM client limits too
-            results = list(pool.map(fix, entries))
-    else:
-        results = [fix(e) for e in entries]
+            results = list(pool.map(fix, range(len(entries))))
 
     updates: list[tuple[int, str, list[dict[str, Any]], str]] = []
     by_method: Counter[str] = Counter()

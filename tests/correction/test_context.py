@@ -174,3 +174,60 @@ def test_real_transcripts_sample_gains_recall_without_damage() -> None:
 def test_no_scene_and_no_confidences_is_stage_one(scene: list[str] | None) -> None:
     text = "Tabirias and Tricked walk in."
     assert correct(text, INDEX, None, scene=scene).text == correct(text, INDEX).text
+
+
+# -- M for N, as B for V: the consonant pairs Whisper trades most
+
+
+NASAL_INDEX = NameIndex(["Scanlan", "Minxy", ("Vax'ildan", ["Vax"]), "Machina", "Vox Machina"])
+
+
+def test_m_for_n_in_a_made_up_word_of_a_name_in_play() -> None:
+    text = "Alright, got some scamlin up there."
+    conf = unsure_at(text, "scamlin", 0.6)
+    fixed_text = "Alright, got some Scanlan up there."
+    assert correct(text, NASAL_INDEX, conf, scene=["Scanlan"]).text == fixed_text
+    assert correct(text, NASAL_INDEX, sure(text), scene=["Scanlan"]).text == fixed_text
+
+
+def test_a_traded_consonant_is_not_enough_for_a_name_out_of_play() -> None:
+    """Among thousands of names some made-up one is always a traded consonant away ("borrel"
+    for a "Vrel"): outside the scene, Whisper's doubt alone needs the very code."""
+    index = NameIndex(["Scanlan", "Vrel", "Minxy"])
+    for text, word in (
+        ("Alright, got some scamlin up there.", "scamlin"),
+        ("It sounds like a lovely town, you borrel.", "borrel."),
+    ):
+        assert correct(text, index, unsure_at(text, word.rstrip("."), 0.4)).text == text
+
+
+def test_m_for_n_in_an_ordinary_word_stays_without_the_scene() -> None:
+    text = "They were scamming us up there."
+    assert correct(text, NASAL_INDEX, unsure_at(text, "scamming", 0.3)).text == text
+
+
+def test_b_for_v_in_the_spelling_of_a_party_name() -> None:
+    text = "That ends its turn, top of the round backs."
+    conf = unsure_at(text, "backs", 0.5)
+    fixed_text = "That ends its turn, top of the round Vax."
+    assert correct(text, NASAL_INDEX, conf, scene=["Vax'ildan"]).text == fixed_text
+    assert correct(text, NASAL_INDEX, sure(text), scene=["Vax'ildan"]).text == text
+    assert correct(text, NASAL_INDEX, conf).text == text  # an ordinary word needs the scene
+
+
+# -- a name heard right as part of a longer name
+
+
+def test_a_name_heard_right_anchors_the_longer_name_it_belongs_to() -> None:
+    text = "Instead the name became Box Machina."
+    conf = unsure_at(text, "Box", 0.4)
+    assert correct(text, NASAL_INDEX).text == text  # stage 1: "Machina" is a name heard right
+    assert correct(text, NASAL_INDEX, conf).text == "Instead the name became Vox Machina."
+
+
+def test_a_name_heard_right_next_to_an_unlike_word_stays() -> None:
+    for text in ("Instead the name became the Machina.", "He built a box for Machina."):
+        conf = [0.4] * len(text.split())
+        assert correct(text, NASAL_INDEX, conf, scene=["Vox Machina"]).text == text
+    text = "Instead the name became Box Machina."
+    assert correct(text, NASAL_INDEX, sure(text)).text == text  # neither signal
