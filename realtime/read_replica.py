@@ -36,8 +36,9 @@ import psycopg
 from cachetools import LRUCache
 from psycopg.rows import dict_row
 
-from glyphoxa_pipelines.db import AsyncDatabase, DatabaseUnavailableError
+from glyphoxa_pipelines.db import AsyncDatabase, DatabaseUnavailableError, StatementTimeoutError
 from glyphoxa_pipelines.db.database import drive_async
+from glyphoxa_pipelines.db.errors import is_outage
 from glyphoxa_pipelines.db.operations import Op
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ class ReplicaReads:
                 log.exception("replica watch")
 
     async def poll(self) -> None:
-        request = self._barrier_requested
+        request = self._barrier_requested  # before the primary is read
         try:
             async with asyncio.timeout(self.timeout_s), self._primary.pool.connection() as conn:
                 cur = await conn.execute("SELECT pg_current_wal_lsn()::text")
@@ -155,12 +156,7 @@ class ReplicaReads:
             return
         assert row is not None
         now = time.monotonic()
-        self.primary_lsn = parse_lsn(row[0])
-        self._samples.append((now, self.primary_lsn))
-        if request > self._barrier_resolved:
-            # The primary was read after the request: its position covers the change.
-            self.barrier_lsn = max(self.barrier_lsn, self.primary_lsn)
-            self._barrier_resolved = request
+        self.primary_seen(parse_lsn(row[0]), request, now)
         try:
             async with asyncio.timeout(self.timeout_s), self.db.pool.connection() as conn:
                 cur = await conn.execute(
@@ -179,6 +175,19 @@ class ReplicaReads:
         self.replay_lsn = parse_lsn(state[1])
         self.lag_s = self._lag(now)
         self.reason = None
+
+    @property
+    def barriers_requested(self) -> int:
+        return self._barrier_requested
+
+    def primary_seen(self, lsn: int, requested_before: int, now: float) -> None:
+        """The primary's position, read after `requested_before` barriers were requested:
+        it covers every change those barriers stand for."""
+        self.primary_lsn = lsn
+        self._samples.append((now, lsn))
+        if requested_before > self._barrier_resolved:
+            self.barrier_lsn = max(self.barrier_lsn, lsn)
+            self._barrier_resolved = requested_before
 
     def _lag(self, now: float) -> float:
         """How old the standby's state is: the age of the newest primary position it has
@@ -271,7 +280,13 @@ class ReplicaReads:
             async with asyncio.timeout(self.timeout_s), self.db.pool.connection() as conn:
                 started = True
                 result = await drive_async(conn, op, transaction=transaction)
+        except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as exc:
+            # The statement's own limit (session search's full-text leg sets one): the
+            # standby is fine, the caller handles it as on the primary.
+            raise StatementTimeoutError(f"statement timed out: {exc}") from exc
         except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError) as exc:
+            if isinstance(exc, psycopg.OperationalError) and not is_outage(exc):
+                raise  # one statement failed; the standby answered
             self._lost(exc)
             if not started:
                 self._count_fallback("unreachable")
@@ -281,14 +296,18 @@ class ReplicaReads:
         return result
 
     async def fetch_row(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
-        """One statement on the standby; any failure is `ReplicaUnavailable` (one statement
-        can always be re-run on the primary)."""
+        """One statement on the standby; losing the standby is `ReplicaUnavailable` (one
+        statement can always be re-run on the primary)."""
         try:
             async with (asyncio.timeout(self.timeout_s), self.db.pool.connection() as conn,
                         conn.cursor(row_factory=dict_row) as cur):
                 await cur.execute(query, params)
                 row = await cur.fetchone()
+        except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as exc:
+            raise StatementTimeoutError(f"statement timed out: {exc}") from exc
         except (psycopg.OperationalError, psycopg.InterfaceError, TimeoutError) as exc:
+            if isinstance(exc, psycopg.OperationalError) and not is_outage(exc):
+                raise
             self._lost(exc)
             self._count_fallback("unreachable")
             raise ReplicaUnavailable(str(exc)) from exc

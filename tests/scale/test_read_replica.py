@@ -190,3 +190,22 @@ async def test_a_lost_standby_falls_back_to_the_primary(
     before = service.replica.reads["replica"]
     await service.hot_context(seed.session_id, seed.npc_id)
     assert service.replica.reads["replica"] == before + 1
+
+
+async def test_a_statement_limit_on_the_standby_is_not_an_outage(service, seed: ScaleSeed
+                                                                 ) -> None:  # type: ignore[no-untyped-def]
+    """Session search's full-text leg cancels itself by a statement timeout; on the standby
+    that must stay the caller's timeout, not a lost standby."""
+    from glyphoxa_pipelines.db import StatementTimeoutError
+    from glyphoxa_pipelines.db.operations import fetch_one, statement_timeout_op
+
+    def sleepy():  # type: ignore[no-untyped-def]
+        row = yield fetch_one("SELECT pg_sleep(2)")
+        return row
+
+    before = service.replica.reads["replica"]
+    with pytest.raises(StatementTimeoutError):
+        await service.tools.run(statement_timeout_op(sleepy(), 50))
+    assert service.replica.reachable and service.replica.refusal(None) is None
+    ctx = await service.hot_context(seed.session_id, seed.npc_id)
+    assert ctx.identity and service.replica.reads["replica"] == before + 1
