@@ -18,8 +18,6 @@ from pathlib import Path
 
 import psycopg
 
-from glyphoxa_pipelines.db import embedded
-
 # A standby's socket lives in its data folder; a Unix socket path is at most 107 bytes.
 _MAX_SOCKET_PATH = 100
 
@@ -123,8 +121,3 @@ def drop_standby(primary_url: str, standby_pgdata: Path) -> None:
             "WHERE slot_name = %s AND NOT active", (slot_name(standby_pgdata),)
         )
     shutil.rmtree(standby_pgdata, ignore_errors=True)
-
-
-def primary_url_for(pgdata: Path) -> str:
-    """The admin URL of the embedded primary on `pgdata`, started if needed."""
-    return embedded.start(pgdata)

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.scale.workers import REPO, free_port
+from tests.support.worker_processes import REPO, free_port
 
 pytestmark = pytest.mark.slow  # three Dagster processes and a run
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.scale.workers import worker_processes
 from tests.support.scale_seed import ScaleSeed, seed_scale_campaign
+from tests.support.worker_processes import worker_processes
 
 
 def _entity_memories(ctx: dict, name: str) -> list[dict]:  # type: ignore[type-arg]
