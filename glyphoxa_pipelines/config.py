@@ -29,6 +29,12 @@ class Settings:
 
     home: Path = field(default_factory=lambda: Path(".glyphoxa"))
     database_url: str | None = None
+    # A hot standby for the realtime service's hot-context and tool reads (writes stay on
+    # database_url); None: every read on the primary.
+    read_database_url: str | None = None
+    # Pre-fetch results shared through PostgreSQL so any worker or host serves the next hot
+    # context alike; off (GLYPHOXA_SHARED_PREFETCH=0) saves a round trip for one process.
+    shared_prefetch: bool = True
     database_name: str = "glyphoxa"
     dagster_database_name: str = "dagster"
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
@@ -49,6 +55,8 @@ class Settings:
         return cls(
             home=Path(env.get("GLYPHOXA_HOME", ".glyphoxa")).expanduser().resolve(),
             database_url=env.get("GLYPHOXA_DATABASE_URL") or None,
+            read_database_url=env.get("GLYPHOXA_READ_DATABASE_URL") or None,
+            shared_prefetch=env.get("GLYPHOXA_SHARED_PREFETCH", "1") != "0",
             database_name=env.get("GLYPHOXA_DATABASE_NAME", "glyphoxa"),
             dagster_database_name=env.get("GLYPHOXA_DAGSTER_DATABASE_NAME", "dagster"),
             embedding_model=env.get("GLYPHOXA_EMBEDDING_MODEL", DEFAULT_EMBEDDING_MODEL),

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 
-from dagster import Definitions, EnvVar, in_process_executor
+from dagster import Definitions, EnvVar
 
 from glyphoxa_pipelines.config import DEFAULT_EMBEDDING_MODEL, Settings
 from glyphoxa_pipelines.defs.campaign_assets import build_campaign_assets
+from glyphoxa_pipelines.defs.executors import backfill_executor
 from glyphoxa_pipelines.defs.jobs import campaign_job, live_session_job, session_chain_job
 from glyphoxa_pipelines.defs.resources import EmbedderResource, GlyphoxaDatabase, LLMResource
 from glyphoxa_pipelines.defs.schedules import nightly_consolidation_schedule
@@ -52,7 +53,7 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         sensors=[session_ended_sensor, live_session_sensor],
         schedules=[nightly_consolidation_schedule],
         resources=build_resources(),
-        executor=in_process_executor,
+        executor=backfill_executor(),  # backfills; the sensor jobs run in process
     )
 
 

@@ -16,16 +16,11 @@ Safety rules, in order of importance:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-import psycopg
-
-log = logging.getLogger(__name__)
+from realtime.notifications import listen
 
 CHANNEL = "glyphoxa_graph"
 
@@ -101,28 +96,17 @@ async def listen_for_changes(
     *,
     retry_s: float = 0.5,
 ) -> None:
-    """Forever: hold a LISTEN connection and report (table, campaign) changes. Reports
-    `on_connected(True)` once listening and `on_connected(False)` when the connection is lost;
-    reconnects every `retry_s` until cancelled."""
-    while True:
-        try:
-            conn = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=2)
-        except (psycopg.Error, OSError) as exc:
-            log.debug("graph listener cannot connect: %s", exc)
-            await asyncio.sleep(retry_s)
-            continue
-        try:
-            async with conn:
-                await conn.execute(f"LISTEN {CHANNEL}")
-                on_connected(True)
-                async for note in conn.notifies():
-                    parsed = parse_payload(note.payload)
-                    if parsed is not None:
-                        on_change(*parsed)
-        except (psycopg.Error, OSError) as exc:
-            log.warning("graph change listener lost its connection: %s", exc)
-        finally:
-            on_connected(False)
-            with contextlib.suppress(Exception):
-                await conn.close()
-        await asyncio.sleep(retry_s)
+    """Forever: report (table, campaign) changes announced on `CHANNEL`, through the
+    process's one listener (`realtime.notifications.listen`)."""
+    await listen(url, {CHANNEL: graph_handler(on_change)}, on_connected, retry_s=retry_s)
+
+
+def graph_handler(on_change: Callable[[str, str], None]) -> Callable[[str], None]:
+    """A `CHANNEL` payload handler that passes well-formed (table, campaign) pairs on."""
+
+    def handle(payload: str) -> None:
+        parsed = parse_payload(payload)
+        if parsed is not None:
+            on_change(*parsed)
+
+    return handle

@@ -3,15 +3,22 @@
 Once PostgreSQL stops answering, calls fail fast as "memory degraded" instead of each waiting
 out a pool timeout; a background probe notices when it is back, reopens the pool and replays
 the spool (writes taken while it was away) in order.
+
+`reads_on(replica)` gives the same guarded database with its reads sent to a standby where
+`realtime.read_replica` allows it: the hot context and the tools hold that face, every write
+and every lookup that must see the newest row hold the primary's. Both faces share one
+breaker: degraded is about the primary.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
@@ -23,10 +30,20 @@ from glyphoxa_pipelines.db.errors import is_outage
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import InvalidInputError, NewEntry, NotFoundError, SessionStore
 from realtime.errors import DEGRADED
+from realtime.read_replica import ReplicaReads, ReplicaUnavailable
 from realtime.spool import PermanentSpoolError, Spool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class _Breaker:
+    """The primary's state, shared by the primary face and the read face."""
+
+    degraded: bool = False
+    since: float | None = None
+    last_error: str | None = None
 
 
 class GuardedDatabase:
@@ -48,10 +65,45 @@ class GuardedDatabase:
         self._sessions = SessionStore(self.db)
         self.timeout_s = timeout_s
         self.probe_interval_s = probe_interval_s
-        self.degraded = False
-        self.degraded_since: float | None = None
-        self.last_error: str | None = None
+        self._breaker = _Breaker()
         self._replay_lock = asyncio.Lock()
+        self.replica: ReplicaReads | None = None
+        # Called after the spool was replayed (the replica must not serve those sessions
+        # from before the replay).
+        self.after_replay: Callable[[], None] | None = None
+
+    def reads_on(self, replica: ReplicaReads | None) -> GuardedDatabase:
+        """This database with reads on `replica` where it is current enough (itself when no
+        replica is configured). Only read operations may run through the returned face."""
+        if replica is None:
+            return self
+        face = copy.copy(self)  # shares the pool, spool, breaker and replay lock
+        face.replica = replica
+        return face
+
+    @property
+    def degraded(self) -> bool:
+        return self._breaker.degraded
+
+    @degraded.setter
+    def degraded(self, value: bool) -> None:
+        self._breaker.degraded = value
+
+    @property
+    def degraded_since(self) -> float | None:
+        return self._breaker.since
+
+    @degraded_since.setter
+    def degraded_since(self, value: float | None) -> None:
+        self._breaker.since = value
+
+    @property
+    def last_error(self) -> str | None:
+        return self._breaker.last_error
+
+    @last_error.setter
+    def last_error(self, value: str | None) -> None:
+        self._breaker.last_error = value
 
     async def open(self) -> None:
         """Open the pool; an unreachable server starts the service degraded, not failed."""
@@ -76,6 +128,9 @@ class GuardedDatabase:
     async def run(self, op: Op, *, transaction: bool = True) -> Any:
         """Run an operation; fail fast while degraded. `transaction=False` for read-only
         operations whose statements need no common snapshot (saves BEGIN and COMMIT)."""
+        if self.replica is not None and self.replica.route():
+            with contextlib.suppress(ReplicaUnavailable):
+                return await self.replica.run(op, transaction=transaction)
         if self.degraded:
             op.close()
             raise DatabaseUnavailableError(DEGRADED)
@@ -91,6 +146,9 @@ class GuardedDatabase:
     async def fetch_row(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """One statement, one round trip, no explicit transaction (a single statement is its
         own snapshot): the hot path's read."""
+        if self.replica is not None and self.replica.route():
+            with contextlib.suppress(ReplicaUnavailable):
+                return await self.replica.fetch_row(query, params)
         if self.degraded:
             raise DatabaseUnavailableError(DEGRADED)
 
@@ -147,7 +205,9 @@ class GuardedDatabase:
                     self.degraded_since = None
                     log.warning("PostgreSQL is back")
                 if not self.degraded and self.spool.depth:
-                    await self.replay_spool()
+                    replayed = await self.replay_spool()
+                    if replayed and self.after_replay is not None:
+                        self.after_replay()
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - the monitor must never die

@@ -2,7 +2,9 @@
 
 `MemoryService` builds the parts (each in a module named for its concern), opens and closes
 them, and is the one face callers use: routers, MCP and the CLI call its public methods, which
-delegate. Nothing here assumes it is the only replica: caches are refreshed from the tables.
+delegate. Nothing here assumes it is the only replica: caches are refreshed from the tables
+or dropped on PostgreSQL's notifications, and with a read URL the hot context and the tools
+read a standby under read-your-writes (`realtime.read_replica`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from glyphoxa_pipelines.memory import (
     Entity,
     GraphRAGQuerier,
     KnowledgeGraph,
+    NotFoundError,
     NpcProfile,
     RecapStore,
     Relationship,
@@ -32,15 +35,19 @@ from glyphoxa_pipelines.memory import (
 )
 from realtime.background import Background
 from realtime.dm_edits import DmEdits
-from realtime.graph_cache import GraphCache, listen_for_changes
+from realtime.graph_cache import CHANNEL as GRAPH_CHANNEL
+from realtime.graph_cache import GraphCache, graph_handler
 from realtime.guarded_db import GuardedDatabase
 from realtime.health import health_report
 from realtime.hot_context import HotContext
 from realtime.hot_context_reader import HotContextReader
 from realtime.name_cache import NameCache, Names
+from realtime.notifications import listen
 from realtime.prefetch import PrefetchCache
 from realtime.prefetch.prefetcher import Prefetcher
+from realtime.prefetch.shared import SharedPrefetch
 from realtime.query_embedding import QueryEmbedder
+from realtime.read_replica import SESSION_LSN_CHANNEL, ReplicaReads, reading_for
 from realtime.recent_utterances import RecentUtterances
 from realtime.session_campaigns import SessionCampaigns
 from realtime.session_search import SESSION_SEARCH, SearchConfig, SearchCounters
@@ -74,6 +81,9 @@ class MemoryService:
         pool_max: int = 16,
         search: SearchConfig = SESSION_SEARCH,
         graph_cache: bool = True,
+        read_url: str | None = None,
+        replica_max_lag_s: float = 1.0,
+        shared_prefetch: bool | None = None,
     ) -> None:
         self.settings = settings or Settings.from_env()
         self.url = url
@@ -82,13 +92,24 @@ class MemoryService:
                                      probe_interval_s=probe_interval_s, pool_min=pool_min,
                                      pool_max=pool_max)
         self.db = self.guard.db
+        read_url = read_url or self.settings.read_database_url
+        self.replica = (
+            ReplicaReads(read_url, self.db, max_lag_s=replica_max_lag_s, timeout_s=db_timeout_s,
+                         pool_max=pool_max)
+            if read_url else None
+        )
+        if self.replica is not None:
+            self.guard.after_replay = self.replica.barrier
+        # The hot context and the tools read through this face (the standby where allowed);
+        # writes and lookups that must see the newest row use `self.guard`.
+        reads = self.guard.reads_on(self.replica)
         self.campaigns = CampaignStore(self.db)
         self.sessions = SessionStore(self.db)
         self.index = SemanticIndex(self.db)
         self.graph = KnowledgeGraph(self.db)
         self.embedder = QueryEmbedder(embedder)
         self.search_counters = SearchCounters()
-        self.tools = ToolContext(self.guard, self.index, self.graph, GraphRAGQuerier(self.db),
+        self.tools = ToolContext(reads, self.index, self.graph, GraphRAGQuerier(self.db),
                                  SummaryStore(self.db), self.sessions, self.embedder, search,
                                  self.search_counters, RecapStore(self.db))
         self.latencies = LatencyTracker()
@@ -101,10 +122,16 @@ class MemoryService:
         self.prefetch = PrefetchCache()
         self.prefetcher = Prefetcher(self.tools, self.background, self.prefetch,
                                      self.search_counters, wait_s=prefetch_wait_ms / 1000)
+        shared = self.settings.shared_prefetch if shared_prefetch is None else shared_prefetch
+        self.shared_prefetch = (
+            SharedPrefetch(self.guard, self.prefetch, self.background, self.session_campaigns,
+                           wait_s=prefetch_wait_ms / 1000)
+            if shared else None
+        )
         recent = RecentUtterances(recent_limit)
         self.writer = TranscriptWriter(self.guard, self.spool, self.session_campaigns,
                                        self.name_cache, recent, self.prefetcher)
-        self.reader = HotContextReader(self.guard, self.graph_cache, self.session_campaigns,
+        self.reader = HotContextReader(reads, self.graph_cache, self.session_campaigns,
                                        self.prefetcher, recent, token_budget=token_budget,
                                        recent_window_s=recent_window_s)
         self.dm = DmEdits(self.guard, self.graph, self.graph_cache, self.name_cache)
@@ -114,12 +141,21 @@ class MemoryService:
     async def open(self, *, warm_embedder: bool = True) -> MemoryService:
         await self.guard.open()
         self._loops.append(asyncio.create_task(self.guard.monitor()))
-        if self.graph_cache_enabled:
+        handlers = {}
+        if self.graph_cache_enabled or self.replica is not None:
+            handlers[GRAPH_CHANNEL] = graph_handler(self._graph_changed)
+        if self.replica is not None:
+            await self.replica.open()
+            self._loops.append(asyncio.create_task(self.replica.watch()))
+            handlers[SESSION_LSN_CHANNEL] = self.replica.session_announced
+        if handlers:
             self._loops.append(asyncio.create_task(
-                listen_for_changes(self.url, self._graph_changed, self._listener_state)
+                listen(self.url, handlers, self._listener_state)
             ))
         if warm_embedder:
             self.background.spawn(asyncio.to_thread(self.embedder.embed_sync, "warm up"))
+        if self.shared_prefetch is not None and not self.degraded:
+            self.background.spawn(self.shared_prefetch.sweep())
         return self
 
     async def close(self) -> None:
@@ -128,6 +164,8 @@ class MemoryService:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.background.cancel_all()
+        if self.replica is not None:
+            await self.replica.close()
         await self.guard.close()
         self.spool.close()
 
@@ -135,11 +173,26 @@ class MemoryService:
         """A committed change to a campaign's graph (any process): drop its cached identities;
         an entity change also rebuilds the name index in the background."""
         self.graph_cache.invalidate(campaign_id)
+        if self.replica is not None:
+            self.replica.barrier()
         if table == "entities":
             self.name_cache.announce(campaign_id)
 
     def _listener_state(self, connected: bool) -> None:
-        self.graph_cache.reset(enabled=connected)
+        self.graph_cache.reset(enabled=connected and self.graph_cache_enabled)
+        if self.replica is not None:
+            self.replica.listener_state(connected)
+
+    async def _wrote(self, session_id: str) -> None:
+        """Read-your-writes: the session's reads wait for the standby to pass this write."""
+        if self.replica is not None:
+            await self.replica.wrote(session_id)
+
+    def _edited(self, result: T) -> T:
+        """A DM edit committed here: later reads must see it before its notification lands."""
+        if self.replica is not None:
+            self.replica.barrier()
+        return result
 
     # -- the guarded database -------------------------------------------------------------
     @property
@@ -168,22 +221,33 @@ class MemoryService:
         if scene is not None:
             session = await self.run(SessionStore.set_scene.op(self.sessions, session.id, scene))
         self.session_campaigns.remember(session.id, session.campaign_id)
+        await self._wrote(session.id)
         return session
 
     async def end_session(self, session_id: str) -> Any:
         session = await self.run(SessionStore.end_session.op(self.sessions, session_id))
         self.prefetch.clear(session_id)
+        if self.shared_prefetch is not None:
+            await self.shared_prefetch.clear(session.campaign_id, session_id)
         return session
 
     async def set_scene(self, session_id: str, scene: dict[str, Any]) -> Any:
-        return await self.run(SessionStore.set_scene.op(self.sessions, session_id, scene))
+        session = await self.run(SessionStore.set_scene.op(self.sessions, session_id, scene))
+        await self._wrote(session_id)
+        return session
 
     # -- live transcript, pre-fetch, hot context ------------------------------------------
     async def names(self, campaign_id: str) -> Names | None:
         return await self.name_cache.get(campaign_id)
 
     async def write_entries(self, session_id: str, items: Sequence[Any]) -> dict[str, Any]:
-        return await self.writer.write(session_id, items)
+        with reading_for(session_id):
+            result = await self.writer.write(session_id, items)
+        if result["written"]:
+            await self._wrote(session_id)
+        if self.shared_prefetch is not None and result["prefetch"]:
+            await self.shared_prefetch.settle(session_id)
+        return result
 
     async def partial(self, session_id: str, text: str, npc_id: str | None = None
                       ) -> dict[str, Any]:
@@ -195,7 +259,10 @@ class MemoryService:
             npc_id = await self.viewers.resolve(campaign_id, npc_id)
         except DatabaseUnavailableError:
             return {"session_id": session_id, "triggers": [], "degraded": True}
-        triggers = self.prefetcher.schedule(campaign_id, session_id, text, npc_id, names)
+        with reading_for(session_id):  # the fetches it spawns read as the session's
+            triggers = self.prefetcher.schedule(campaign_id, session_id, text, npc_id, names)
+        if self.shared_prefetch is not None:
+            await self.shared_prefetch.settle(session_id)
         return {"session_id": session_id, "triggers": triggers, "degraded": self.degraded}
 
     async def wait_prefetch(self, session_id: str, timeout_s: float | None = None) -> None:
@@ -203,8 +270,21 @@ class MemoryService:
 
     async def hot_context(self, session_id: str, npc_id: str, *, budget: int | None = None,
                           fact_limit: int = 30, count_turn: bool = True) -> HotContext:
-        return await self.reader.read(session_id, npc_id, budget=budget, fact_limit=fact_limit,
-                                      count_turn=count_turn)
+        if self.shared_prefetch is not None:
+            await self._pull_prefetched(session_id)
+        with reading_for(session_id):
+            return await self.reader.read(session_id, npc_id, budget=budget,
+                                          fact_limit=fact_limit, count_turn=count_turn)
+
+    async def _pull_prefetched(self, session_id: str) -> None:
+        """What other workers pre-fetched for this session (the reader reports an unknown
+        session or an outage itself)."""
+        assert self.shared_prefetch is not None
+        try:
+            campaign_id = await self.campaign_of(session_id)
+        except (NotFoundError, DatabaseUnavailableError):
+            return
+        await self.shared_prefetch.pull(campaign_id, session_id)
 
     def turn_count(self, session_id: str, npc_id: str) -> int:
         return self.reader.turn_count(session_id, npc_id)
@@ -216,54 +296,58 @@ class MemoryService:
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None, scope: ToolScope
                         ) -> dict[str, Any]:
-        return await call_tool(self.tools, name, arguments, scope,
-                               campaign_of=self.campaign_of, viewer_of=self.viewers.resolve,
-                               latencies=self.latencies)
+        with reading_for(scope.session_id):
+            return await call_tool(self.tools, name, arguments, scope,
+                                   campaign_of=self.campaign_of,
+                                   viewer_of=self.viewers.resolve, latencies=self.latencies)
 
     # -- DM edits (effective in the next hot context) ------------------------------------
     async def edit(self, campaign_id: str, op: Op[T], *, names: bool = False) -> T:
         """A DM edit composed of several store operations, as one transaction."""
-        return await self.dm.edit(campaign_id, op, names=names)
+        return self._edited(await self.dm.edit(campaign_id, op, names=names))
 
     async def add_entity(self, entity: Entity) -> Entity:
-        return await self.dm.add_entity(entity)
+        return self._edited(await self.dm.add_entity(entity))
 
     async def update_entity(self, campaign_id: str, entity_id: str, **changes: Any) -> Entity:
-        return await self.dm.update_entity(campaign_id, entity_id, **changes)
+        return self._edited(await self.dm.update_entity(campaign_id, entity_id, **changes))
 
     async def delete_entity(self, campaign_id: str, entity_id: str) -> bool:
-        return await self.dm.delete_entity(campaign_id, entity_id)
+        return self._edited(await self.dm.delete_entity(campaign_id, entity_id))
 
     async def upsert_profile(self, profile: NpcProfile) -> NpcProfile:
-        return await self.dm.upsert_profile(profile)
+        return self._edited(await self.dm.upsert_profile(profile))
 
     async def resolve_id(self, campaign_id: str, name_or_id: str) -> str:
         return await self.dm.resolve_id(campaign_id, name_or_id)
 
     async def add_fact(self, rel: Relationship) -> Relationship:
-        return await self.dm.add_fact(rel)
+        return self._edited(await self.dm.add_fact(rel))
 
     async def set_fact_status(self, campaign_id: str, fact_id: int, status: str,
                               dm_confirmed: bool | None) -> Relationship:
-        return await self.dm.set_fact_status(campaign_id, fact_id, status, dm_confirmed)
+        return self._edited(
+            await self.dm.set_fact_status(campaign_id, fact_id, status, dm_confirmed))
 
     async def retcon(self, campaign_id: str, fact_id: int, replacement: Relationship | None
                      ) -> dict[str, Any]:
-        return await self.dm.retcon(campaign_id, fact_id, replacement)
+        return self._edited(await self.dm.retcon(campaign_id, fact_id, replacement))
 
     async def set_visibility(self, campaign_id: str, fact_id: int, visibility: str,
                              known_by: list[str]) -> Relationship:
-        return await self.dm.set_visibility(campaign_id, fact_id, visibility, known_by)
+        return self._edited(
+            await self.dm.set_visibility(campaign_id, fact_id, visibility, known_by))
 
     async def reveal(self, campaign_id: str, fact_id: int, to: list[str] | None
                      ) -> Relationship:
-        return await self.dm.reveal(campaign_id, fact_id, to)
+        return self._edited(await self.dm.reveal(campaign_id, fact_id, to))
 
     async def review_queue(self, campaign_id: str) -> list[dict[str, Any]]:
         return await self.dm.review_queue(campaign_id)
 
     # -- health ---------------------------------------------------------------------------
     async def health(self) -> dict[str, Any]:
-        return await health_report(self.guard, prefetch=self.prefetch,
+        return await health_report(self.guard, replica=self.replica, prefetch=self.prefetch,
+                                   shared_prefetch=self.shared_prefetch,
                                    search=self.search_counters, graph_cache=self.graph_cache,
                                    latencies=self.latencies)

@@ -35,8 +35,9 @@ def serve(
     port: int = typer.Option(8080, help="Port to listen on."),
     mcp_http: bool = typer.Option(True, help="Mount MCP (streamable HTTP) at /mcp."),
     log_level: str = typer.Option("info", help="uvicorn log level."),
-    workers: int = typer.Option(1, min=1, help="Worker processes (pre-fetch results are "
-                                "per process: keep 1 unless sessions are routed sticky)."),
+    workers: int = typer.Option(1, min=1, help="Worker processes behind this port; they "
+                                "share pre-fetch results and cache invalidations through "
+                                "PostgreSQL, so any worker serves any session."),
     voice: bool = typer.Option(False, help="Mount the voice loop at /v1/voice (loads the "
                                "speech engines; GLYPHOXA_LLM_MODEL names the chat model)."),
 ) -> None:

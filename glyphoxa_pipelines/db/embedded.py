@@ -40,14 +40,14 @@ class EmbeddedStatus:
     url: str | None
 
 
-def _quiet_platformdirs() -> None:
+def quiet_platformdirs() -> None:
     """pgserver asks platformdirs for a runtime dir; without XDG_RUNTIME_DIR it warns on every
     command. Its /tmp fallback is what we want, so silence that one warning."""
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 
 def _postmaster_info(pgdata: Path):  # type: ignore[no-untyped-def]
-    _quiet_platformdirs()
+    quiet_platformdirs()
     from pgserver.utils import PostmasterInfo
 
     return PostmasterInfo.read_from_pgdata(pgdata)
@@ -69,7 +69,7 @@ def _data_folder_lock(pgdata: Path) -> Iterator[None]:
 
 def start(pgdata: Path) -> str:
     """Start (or reuse) the server on `pgdata`; return the admin URL (database `postgres`)."""
-    _quiet_platformdirs()
+    quiet_platformdirs()
     import pgserver
 
     from glyphoxa_pipelines.db.portable_pgvector import embedded_problem
@@ -110,7 +110,7 @@ def status(pgdata: Path) -> EmbeddedStatus:
 
 def stop(pgdata: Path) -> bool:
     """Stop the server if it runs; True when it was running."""
-    _quiet_platformdirs()
+    quiet_platformdirs()
     # pgserver exports one function per bundled binary (pg_ctl, initdb, ...) at the package
     # top level; its server handle only stops through the last handle of the process that
     # started it, and the server outlives that process here, so stop runs pg_ctl itself.
