@@ -2,8 +2,9 @@
 transcript (read fresh, one statement), plus what pre-fetch brought.
 
 While PostgreSQL is away it serves the last good context of the NPC with the utterances
-written since, marked degraded: an NPC that still remembers the scene beats one that falls
-silent.
+written since that it spoke or was addressed in, marked degraded: an NPC that still remembers
+the scene beats one that falls silent. The recent transcript is the lines the NPC heard
+(`visibility.dialogue_visible`, composed by the hot read), pre-fetched passages likewise.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from realtime.graph_cache import GraphCache
 from realtime.guarded_db import GuardedDatabase
 from realtime.hot_context import HotContext, Memory, assemble, fit_budget
 from realtime.prefetch.prefetcher import Prefetcher
-from realtime.recent_utterances import RecentUtterances
+from realtime.recent_utterances import RecentUtterances, involves
 from realtime.session_campaigns import SessionCampaigns
 from realtime.viewers import bound_npc, check_npc
 
@@ -131,6 +132,8 @@ class HotContextReader:
         seen = {r.get("entry_id") for r in ctx.recent}
         last = ctx.recent[-1]["spoken_at"] if ctx.recent else None
         for r in self._recent.of(key[0]):
+            if not involves(r, key[1]):
+                continue  # who else heard it is the database's to say
             when = r["spoken_at"].isoformat() if r["spoken_at"] else None
             if last is not None and when is not None and when <= last:
                 continue

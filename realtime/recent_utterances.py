@@ -1,6 +1,7 @@
 """The last few utterances per session, kept in memory: what the degraded hot context adds to
 the last good one while PostgreSQL is away (the spool has them too, but not in a readable
-order per session).
+order per session). While degraded, an NPC gets only the lines it spoke or was addressed in
+(`involves`).
 
 Bounded in both directions, since a long-running service sees sessions come and go: the least
 recently written sessions are forgotten past `max_sessions`, and each kept line is cut to
@@ -38,6 +39,7 @@ class RecentUtterances:
                     "speaker_name": e.speaker_name,
                     "speaker_id": e.speaker_id,
                     "speaker_role": e.speaker_role,
+                    "npc_id": e.npc_id,
                     "text": e.text[:MAX_LINE_CHARS],
                     "spoken_at": e.spoken_at,
                     "idempotency_key": e.idempotency_key,
@@ -46,3 +48,10 @@ class RecentUtterances:
 
     def of(self, session_id: str) -> Iterable[dict[str, Any]]:
         return self._rings.get(session_id, ())
+
+
+def involves(line: dict[str, Any], npc_id: str) -> bool:
+    """Whether `npc_id` spoke the remembered line or was addressed by it: all the degraded
+    context can tell of who heard it (presence is derived from the scene in the database, which
+    is away then), so it adds those lines only, never one the NPC may have missed."""
+    return npc_id in (line.get("npc_id"), line["speaker_id"])

@@ -63,3 +63,42 @@ def is_secret(visibility: str) -> bool:
 def mark_secret(text: str, secret: bool) -> str:
     """A fact's prompt text, with the guard the LLM reads when the fact is secret."""
     return f"{text} ({SECRET_MARK})" if secret else text
+
+
+# -- Dialogue: who may recall an utterance ------------------------------------------------
+# An utterance (a row of `session_entries`) is recalled by the NPCs that witnessed it
+# (`witnesses`: present in the scene when it was said, its speaker, the NPC it addressed;
+# written by `presence.WITNESSES_AT_WRITE`, editable by the DM) and those the DM told of it
+# (`told`). `witnesses` NULL means no presence was recorded (the scene named nobody present:
+# sessions from before migration 022, imports, tables that never set one): the line is
+# public, as every line was before. Who is asking is `%(listener)s`: an NPC id, or None for
+# the DM and unscoped callers, who recall everything (unlike facts, where no NPC bound means
+# public only: a transcript has no secrets from the table, only from characters).
+
+
+def dialogue_visible(entry: str = "e") -> sql.Composed:
+    """The rule for one utterance, `entry` being the alias of its `session_entries` row."""
+    e = sql.Identifier(entry)
+    return sql.SQL(
+        "(%(listener)s::text IS NULL OR {e}.witnesses IS NULL"
+        " OR %(listener)s = ANY({e}.witnesses) OR %(listener)s = ANY({e}.told))"
+    ).format(e=e)
+
+
+def chunk_visible(chunk: str = "c") -> sql.Composed:
+    """The rule for a transcript chunk (alias `chunk`): every turn it covers (its session's
+    entries from `first_entry_id` to `last_entry_id` in spoken order, what
+    `chunk_turns_op` reads) is visible, so its text may be shown whole (GraphRAG, a window
+    with no turns fetched) and a turn-level result never needs a turn the NPC did not hear.
+    A chunk with no entries is nobody's but the DM's. Per chunk, two primary-key probes and
+    one range of the (session, spoken_at) index: a handful of rows."""
+    c = sql.Identifier(chunk)
+    return sql.SQL(
+        "(%(listener)s::text IS NULL OR ({c}.first_entry_id IS NOT NULL AND NOT EXISTS ("
+        "SELECT 1 FROM session_entries vf"
+        " JOIN session_entries vl ON vl.id = {c}.last_entry_id"
+        " JOIN session_entries vw ON vw.session_id = {c}.session_id"
+        " AND (vw.spoken_at, vw.id) >= (vf.spoken_at, vf.id)"
+        " AND (vw.spoken_at, vw.id) <= (vl.spoken_at, vl.id)"
+        " WHERE vf.id = {c}.first_entry_id AND NOT {visible})))"
+    ).format(c=c, visible=dialogue_visible("vw"))

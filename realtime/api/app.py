@@ -28,7 +28,7 @@ from realtime.api.request_guards import (
     HostGuardMiddleware,
     PathTextMiddleware,
 )
-from realtime.api.routes import context, dm, entries, health, sessions, tools
+from realtime.api.routes import context, dm, entries, health, presence, sessions, tools
 from realtime.auth import BearerAuthMiddleware, check_bind, is_loopback
 from realtime.service import MemoryService
 from realtime.tools import ToolInputError, UnknownToolError
@@ -137,7 +137,7 @@ def create_app(
     )
     app.state.service = service
     install_error_handlers(app)
-    for router in (health, sessions, entries, context, tools, dm):
+    for router in (health, sessions, entries, context, tools, dm, presence):
         app.include_router(router.router)
     if voice is not None:
         from realtime.voice.http_api import voice_router
