@@ -1,7 +1,7 @@
 """The last few utterances per session, kept in memory: what the degraded hot context adds to
 the last good one while PostgreSQL is away (the spool has them too, but not in a readable
-order per session). While degraded, an NPC gets only the lines it spoke or was addressed in
-(`involves`).
+order per session). While degraded, an NPC gets only the lines it heard by the last scene it
+read (`heard_offline`).
 
 Bounded in both directions, since a long-running service sees sessions come and go: the least
 recently written sessions are forgotten past `max_sessions`, and each kept line is cut to
@@ -16,6 +16,7 @@ from typing import Any
 from cachetools import LRUCache
 
 from glyphoxa_pipelines.memory import NewEntry
+from glyphoxa_pipelines.memory.presence import witnesses_of
 
 MAX_LINE_CHARS = 2_000
 
@@ -50,8 +51,9 @@ class RecentUtterances:
         return self._rings.get(session_id, ())
 
 
-def involves(line: dict[str, Any], npc_id: str) -> bool:
-    """Whether `npc_id` spoke the remembered line or was addressed by it: all the degraded
-    context can tell of who heard it (presence is derived from the scene in the database, which
-    is away then), so it adds those lines only, never one the NPC may have missed."""
-    return npc_id in (line.get("npc_id"), line["speaker_id"])
+def heard_offline(line: dict[str, Any], npc_id: str, scene: dict[str, Any]) -> bool:
+    """Whether `npc_id` heard a remembered line, judged as the database will judge it once the
+    line is written (`presence.witnesses_of`), by the last scene the NPC's context read: the
+    database, which holds the current scene and the DM's edits, is away."""
+    witnesses = witnesses_of(scene, line["speaker_role"], line["speaker_id"], line["npc_id"])
+    return witnesses is None or npc_id in witnesses

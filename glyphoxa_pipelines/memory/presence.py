@@ -30,6 +30,19 @@ WITNESSES_AT_WRITE = """CASE WHEN jsonb_typeof(s.scene -> 'present') = 'array' T
     WHERE w IS NOT NULL AND btrim(w) <> '' ORDER BY w) END"""
 
 
+def witnesses_of(scene: dict[str, Any], speaker_role: str, speaker_id: str,
+                 npc_id: str | None) -> list[str] | None:
+    """`WITNESSES_AT_WRITE` over plain data, for a line the database has not seen yet (the
+    degraded hot context judges spooled lines by the last scene it read): None when the scene
+    records no presence (a public line)."""
+    present = scene.get("present")
+    if not isinstance(present, list):
+        return None
+    ids = [str(p) for p in present if p is not None]
+    ids += [npc_id or "", speaker_id if speaker_role == "npc" else ""]
+    return sorted({w for w in ids if w.strip()})
+
+
 @dataclass(frozen=True, slots=True)
 class PresenceSpan:
     """Consecutive lines (spoken order) heard by the same NPCs. `public`: no presence

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from glyphoxa_pipelines.memory import InvalidInputError
-from glyphoxa_pipelines.memory.presence import PresenceEdit, spans
+from glyphoxa_pipelines.memory import InvalidInputError, NewEntry
+from glyphoxa_pipelines.memory.presence import PresenceEdit, spans, witnesses_of
+from realtime.recent_utterances import RecentUtterances, heard_offline
 
 T0 = datetime(2026, 5, 1, 19, 0, tzinfo=UTC)
 
@@ -57,3 +58,31 @@ def test_valid_edits_pass() -> None:
     PresenceEdit(public=True).check()
     PresenceEdit(public=False, present=("a",), absent=("b",), told=("c",)).check()
     assert PresenceEdit(present=("a",), told=("a", "b")).npcs() == ["a", "b"]
+
+
+@pytest.mark.parametrize(("scene", "role", "speaker", "npc", "want"), [
+    ({}, "player", "ana", None, None),  # no presence recorded: public
+    ({"present": "alda"}, "player", "ana", None, None),  # not a list: recorded nothing
+    ({"present": []}, "player", "ana", None, []),
+    ({"present": ["bren", "alda"]}, "dm", "matt", None, ["alda", "bren"]),
+    ({"present": ["bren"]}, "player", "ana", "alda", ["alda", "bren"]),  # addressed
+    ({"present": ["bren"]}, "npc", "cora", "cora", ["bren", "cora"]),  # spoke
+    ({"present": ["bren"]}, "player", "cora", None, ["bren"]),  # a player's id is no NPC's
+    ({"present": ["bren", "bren", " "]}, "npc", "", "", ["bren"]),
+])
+def test_witnesses_of_a_line(scene: dict[str, Any], role: str, speaker: str,
+                             npc: str | None, want: list[str] | None) -> None:
+    assert witnesses_of(scene, role, speaker, npc) == want
+
+
+def test_degraded_context_adds_only_lines_the_npc_heard_by_its_last_scene() -> None:
+    ring = RecentUtterances(10)
+    ring.remember("s", [
+        NewEntry("k1", "The vault password is blue heron.", "ana", "Ana", "player"),
+        NewEntry("k2", "Alda, can you hear me?", "ana", "Ana", "player", npc_id="alda"),
+    ])
+    lines = list(ring.of("s"))
+    scene = {"present": ["bren"]}
+    assert [heard_offline(r, "alda", scene) for r in lines] == [False, True]
+    assert [heard_offline(r, "bren", scene) for r in lines] == [True, True]
+    assert [heard_offline(r, "alda", {}) for r in lines] == [True, True]  # public
