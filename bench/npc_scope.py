@@ -135,7 +135,12 @@ def _record_presence_op(cid: str, often: str, rarely: str) -> Op[int]:
            WHERE campaign_id = %(c)s""",
         {"c": cid, "often": often, "rarely": rarely, "scene": SCENE_LINES},
     )
+    # what a DM's presence edit does to the chunks of the sessions it touches
+    yield execute(
+        """UPDATE chunks SET audience = glyphoxa_chunk_audience(session_id, first_entry_id,
+               last_entry_id) WHERE campaign_id = %(c)s""", {"c": cid})
     yield execute("ANALYZE session_entries")
+    yield execute("ANALYZE chunks")
     return n
 
 

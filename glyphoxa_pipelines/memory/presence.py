@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from glyphoxa_pipelines.db.operations import Op, fetch_all, fetch_one
+from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.errors import InvalidInputError, NotFoundError
 
 # The witnesses of a line being written, in the one statement that writes lines
@@ -192,6 +192,9 @@ RETURNING 1)
 SELECT count(*) AS n FROM changed
 """
 
+_REFRESH_CHUNKS = """UPDATE chunks SET audience =
+    glyphoxa_chunk_audience(session_id, first_entry_id, last_entry_id) WHERE session_id = %(s)s"""
+
 _PUBLIC_IN_RANGE = f"""
 WITH {_BOUNDS}
 SELECT min(e.id) AS id FROM session_entries e, b WHERE e.witnesses IS NULL AND {_IN_RANGE}
@@ -222,6 +225,8 @@ def edit_presence_op(session_id: str, edit: PresenceEdit) -> Op[dict[str, Any]]:
                 "name who was present (present, or public: false) instead of who was absent"
             )
     changed = yield fetch_one(_EDIT, params)
+    # The chunks' audiences follow their turns (the whole session: a DM edit, not a hot path).
+    yield execute(_REFRESH_CHUNKS, {"s": session_id})
     rows = yield fetch_all(_LINES, {"s": session_id})
     return {"session_id": session_id, "lines_changed": int(changed["n"]),
             "spans": spans(rows)}

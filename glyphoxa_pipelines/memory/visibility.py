@@ -86,19 +86,14 @@ def dialogue_visible(entry: str = "e") -> sql.Composed:
 
 
 def chunk_visible(chunk: str = "c") -> sql.Composed:
-    """The rule for a transcript chunk (alias `chunk`): every turn it covers (its session's
-    entries from `first_entry_id` to `last_entry_id` in spoken order, what
-    `chunk_turns_op` reads) is visible, so its text may be shown whole (GraphRAG, a window
-    with no turns fetched) and a turn-level result never needs a turn the NPC did not hear.
-    A chunk with no entries is nobody's but the DM's. Per chunk, two primary-key probes and
-    one range of the (session, spoken_at) index: a handful of rows."""
+    """The rule for a transcript chunk (alias `chunk`): the listener heard every turn it
+    covers, so its text may be shown whole (GraphRAG, a window with no turns fetched) and a
+    turn-level result never needs a turn the NPC did not hear. Read from `chunks.audience`
+    (migration 022: the NPCs who heard every turn, NULL when every turn is public, kept by a
+    trigger on chunk writes and by `presence.edit_presence_op`), so a candidate costs one array
+    test: the full-text leg judges every chunk that matches a word."""
     c = sql.Identifier(chunk)
     return sql.SQL(
-        "(%(listener)s::text IS NULL OR ({c}.first_entry_id IS NOT NULL AND NOT EXISTS ("
-        "SELECT 1 FROM session_entries vf"
-        " JOIN session_entries vl ON vl.id = {c}.last_entry_id"
-        " JOIN session_entries vw ON vw.session_id = {c}.session_id"
-        " AND (vw.spoken_at, vw.id) >= (vf.spoken_at, vf.id)"
-        " AND (vw.spoken_at, vw.id) <= (vl.spoken_at, vl.id)"
-        " WHERE vf.id = {c}.first_entry_id AND NOT {visible})))"
-    ).format(c=c, visible=dialogue_visible("vw"))
+        "(%(listener)s::text IS NULL OR {c}.audience IS NULL"
+        " OR %(listener)s = ANY({c}.audience))"
+    ).format(c=c)
