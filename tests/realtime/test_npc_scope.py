@@ -144,6 +144,15 @@ async def test_search_recalls_only_what_the_npc_witnessed(rt_client: httpx.Async
     assert {world.docks, world.bakery} <= both | _sessions(
         await _search(rt_client, world, None, FESTIVAL))
     assert world.docks in both
+    # a session named: the exact-scan path of the vector leg composes the rule too
+    for npc, sees in (("alda", False), ("bren", True), (None, True)):
+        body: dict[str, Any] = {"campaign_id": world.cid, "arguments": {
+            "query": TUNNEL, "session_id": world.docks}}
+        if npc:
+            body["npc_id"] = npc
+        r = await rt_client.post("/v1/tools/memory.search_sessions", json=body)
+        assert r.status_code == 200, r.text
+        assert ("lighthouse" in _text(r.json()["results"])) is sees, (npc, r.json())
 
 
 async def test_mcp_and_graph_passages_are_scoped(rt_service: Any, rt_client: httpx.AsyncClient,
