@@ -21,11 +21,17 @@ from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.errors import InvalidInputError, NotFoundError
 
 # The witnesses of a line being written, in the one statement that writes lines
-# (`session_log.INSERT_ENTRIES`: `s` the session row, `x` the incoming record). Sorted and
-# deduplicated so equal presence compares equal when the DM's listing groups lines into spans.
+# (`session_log.INSERT_ENTRIES`: `s` the session row, `x` the incoming record). A `present`
+# element is an entity id or, as Discord's `/scene set` stores what the DM typed, a name
+# (case-insensitive; the (campaign, lower(name)) index): both become the entity's id. Sorted
+# and deduplicated so equal presence compares equal when the DM's listing groups lines.
 WITNESSES_AT_WRITE = """CASE WHEN jsonb_typeof(s.scene -> 'present') = 'array' THEN ARRAY(
     SELECT DISTINCT w FROM unnest(
-        ARRAY(SELECT jsonb_array_elements_text(s.scene -> 'present'))
+        ARRAY(SELECT coalesce(
+                  (SELECT en.id FROM entities en WHERE en.campaign_id = s.campaign_id
+                     AND (en.id = p OR lower(en.name) = lower(p))
+                   ORDER BY en.id <> p, en.id LIMIT 1), p)
+              FROM jsonb_array_elements_text(s.scene -> 'present') p)
         || ARRAY[x.npc_id, CASE WHEN x.speaker_role = 'npc' THEN x.speaker_id END]) w
     WHERE w IS NOT NULL AND btrim(w) <> '' ORDER BY w) END"""
 
@@ -34,7 +40,8 @@ def witnesses_of(scene: dict[str, Any], speaker_role: str, speaker_id: str,
                  npc_id: str | None) -> list[str] | None:
     """`WITNESSES_AT_WRITE` over plain data, for a line the database has not seen yet (the
     degraded hot context judges spooled lines by the last scene it read): None when the scene
-    records no presence (a public line)."""
+    records no presence (a public line). Names in `present` stay names (no entities here): an
+    NPC named rather than listed by id misses those lines until the database is back."""
     present = scene.get("present")
     if not isinstance(present, list):
         return None

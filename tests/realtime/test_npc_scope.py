@@ -306,3 +306,20 @@ async def test_unrecorded_presence_is_public_and_absent_on_it_is_refused(
     assert not any("crier" in line["text"] for line in ctx["recent"])
     ctx = (await rt_client.get(f"/v1/sessions/{live}/npcs/alda/context")).json()
     assert any("crier" in line["text"] for line in ctx["recent"])
+
+
+async def test_scene_present_by_name_counts_as_the_npc(rt_client: httpx.AsyncClient,
+                                                      world: World) -> None:
+    """Discord's /scene set stores the names the DM typed: they resolve to the NPC's id."""
+    live = world.live
+    r = await rt_client.put(f"/v1/sessions/{live}/scene", json={"present": ["CORA", "Nobody"]})
+    assert r.status_code == 200, r.text
+    r = await rt_client.post(f"/v1/sessions/{live}/entries", json={
+        "idempotency_key": "named-1", "text": "The tide turns at the third bell.",
+        "speaker_id": "matt", "speaker_name": "Matt", "role": "dm"})
+    assert r.status_code == 201, r.text
+    spans = (await rt_client.get(f"/v1/sessions/{live}/presence")).json()["spans"]
+    assert [s["witnesses"] for s in spans] == [["Nobody", "cora"]]
+    for npc, hears in (("cora", True), ("alda", False)):
+        ctx = (await rt_client.get(f"/v1/sessions/{live}/npcs/{npc}/context")).json()
+        assert any("third bell" in line["text"] for line in ctx["recent"]) is hears, npc
