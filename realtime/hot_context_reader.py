@@ -2,8 +2,9 @@
 transcript (read fresh, one statement), plus what pre-fetch brought.
 
 While PostgreSQL is away it serves the last good context of the NPC with the utterances
-written since, marked degraded: an NPC that still remembers the scene beats one that falls
-silent.
+written since that it heard by the last scene it read, marked degraded: an NPC that still remembers
+the scene beats one that falls silent. The recent transcript is the lines the NPC heard
+(`visibility.dialogue_visible`, composed by the hot read), pre-fetched passages likewise.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import copy
 from collections import OrderedDict
 from datetime import UTC, datetime
+from typing import Any
 
 from cachetools import LRUCache
 
@@ -22,7 +24,7 @@ from realtime.graph_cache import GraphCache
 from realtime.guarded_db import GuardedDatabase
 from realtime.hot_context import HotContext, Memory, assemble, fit_budget
 from realtime.prefetch.prefetcher import Prefetcher
-from realtime.recent_utterances import RecentUtterances
+from realtime.recent_utterances import RecentUtterances, heard_offline
 from realtime.session_campaigns import SessionCampaigns
 from realtime.viewers import bound_npc, check_npc
 
@@ -60,7 +62,10 @@ class HotContextReader:
         self._recent = recent
         self.token_budget = token_budget
         self.recent_window_s = recent_window_s
-        self._last_good: OrderedDict[tuple[str, str], HotContext] = OrderedDict()
+        # With the scene as stored (ids; the context shows names): who heard the lines
+        # written while degraded is judged by it.
+        self._last_good: OrderedDict[tuple[str, str], tuple[HotContext, dict[str, Any]]] = (
+            OrderedDict())
         # Turn counts decide "first turn" framing; bounded like the other per-session state.
         self._turns: LRUCache[tuple[str, str], int] = LRUCache(maxsize=10_000)
 
@@ -116,14 +121,14 @@ class HotContextReader:
         )
         if count_turn:  # a DM's preview (the dashboard) is not one of the NPC's turns
             self._turns[key] = self._turns.get(key, 0) + 1
-        self._last_good[key] = ctx
+        self._last_good[key] = (ctx, row["scene"] or {})
         self._last_good.move_to_end(key)
         while len(self._last_good) > LAST_GOOD:
             self._last_good.popitem(last=False)
         return ctx
 
     def _degraded(self, key: tuple[str, str], budget: int) -> HotContext:
-        cached = self._last_good.get(key)
+        cached, scene = self._last_good.get(key) or (None, {})
         if cached is None:
             raise DatabaseUnavailableError(
                 f"{DEGRADED}, and no context for NPC {key[1]!r} in session {key[0]!r} is "
@@ -133,6 +138,8 @@ class HotContextReader:
         seen = {r.get("entry_id") for r in ctx.recent}
         last = ctx.recent[-1]["spoken_at"] if ctx.recent else None
         for r in self._recent.of(key[0]):
+            if not heard_offline(r, key[1], scene):
+                continue
             when = r["spoken_at"].isoformat() if r["spoken_at"] else None
             if last is not None and when is not None and when <= last:
                 continue

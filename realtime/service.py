@@ -33,6 +33,12 @@ from glyphoxa_pipelines.memory import (
     SessionStore,
     SummaryStore,
 )
+from glyphoxa_pipelines.memory.presence import (
+    PresenceEdit,
+    PresenceSpan,
+    edit_presence_op,
+    presence_op,
+)
 from realtime.background import Background
 from realtime.dm_edits import DmEdits
 from realtime.graph_cache import CHANNEL as GRAPH_CHANNEL
@@ -235,6 +241,17 @@ class MemoryService:
         session = await self.run(SessionStore.set_scene.op(self.sessions, session_id, scene))
         await self._wrote(session_id)
         return session
+
+    # -- who heard what (NPC-scoped recall) -----------------------------------------------
+    async def presence(self, session_id: str) -> list[PresenceSpan]:
+        return await self.run(presence_op(session_id), transaction=False)
+
+    async def edit_presence(self, session_id: str, edit: PresenceEdit) -> dict[str, Any]:
+        """A DM's presence edit; this session's pre-fetched passages are dropped so the next
+        hot context searches again (other sessions' expire within the cache's TTL)."""
+        result = await self.run(edit_presence_op(session_id, edit))
+        self.prefetch.clear(session_id)
+        return result
 
     # -- live transcript, pre-fetch, hot context ------------------------------------------
     async def names(self, campaign_id: str) -> Names | None:

@@ -21,7 +21,8 @@ from glyphoxa_pipelines.memory.semantic_index import SemanticIndex
 @dataclass(frozen=True, slots=True)
 class GraphScope:
     """Chunks mentioning `entity_id` or anything within `depth` hops of it (as `npc_id` sees
-    the graph, when given). Explicit `entity_ids` skip the traversal."""
+    the graph, when given). Explicit `entity_ids` skip the traversal. `listener`: only the
+    chunks that NPC may recall (`visibility.chunk_visible`); None, all of them."""
 
     campaign_id: str
     entity_id: str | None = None
@@ -29,6 +30,7 @@ class GraphScope:
     npc_id: str | None = None
     entity_ids: tuple[str, ...] | None = None
     max_nodes: int = 50
+    listener: str | None = None
 
 
 class GraphRAGQuerier:
@@ -61,7 +63,8 @@ class GraphRAGQuerier:
         ids = yield from self._scope_ids_op(scope)
         return (
             yield from SemanticIndex.fulltext_search.op(
-                self.index, scope.campaign_id, text, limit, entity_ids=ids
+                self.index, scope.campaign_id, text, limit, entity_ids=ids,
+                listener=scope.listener,
             )
         )
 
@@ -82,5 +85,6 @@ class GraphRAGQuerier:
                 entity_ids=ids,
                 after=None,
                 before=None,
+                listener=scope.listener,
             )
         )

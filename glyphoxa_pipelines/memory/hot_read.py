@@ -3,7 +3,8 @@ snapshot): the session and its scene's entities, the last utterances within the 
 unless the caller has them cached, the NPC with its profile and the facts it knows.
 
 Composed from the store's own SQL, so the hot path runs what the store (and its bench) runs:
-"what was just said" is `session_log.recent_entries_query`, "what the NPC knows" is
+"what was just said" is `session_log.recent_entries_query` (the lines the NPC heard: the
+`visibility` rule's dialogue half), "what the NPC knows" is
 `npc_identity.npc_facts_query` (the private half of the `visibility` rule; the context shows
 no public facts beyond those).
 """
@@ -17,6 +18,7 @@ from psycopg import sql
 from glyphoxa_pipelines.db.operations import Op, fetch_one
 from glyphoxa_pipelines.memory.npc_identity import HOT_FACT_COLUMNS, npc_facts_query
 from glyphoxa_pipelines.memory.session_log import recent_entries_query
+from glyphoxa_pipelines.memory.visibility import dialogue_visible
 
 # The scene's location, present NPCs and quests, by id (free-text quests are skipped here and
 # shown as given by the context).
@@ -51,7 +53,7 @@ s.campaign_id, s.scene,
     (SELECT coalesce(jsonb_agg(to_jsonb(y) ORDER BY y.spoken_at, y.id), '[]'::jsonb)
      FROM ({recent}) y) AS recent""").format(
     scene=_SCENE_ENTITIES,
-    recent=recent_entries_query(sql.SQL("s.id"), _RECENT_COLUMNS),
+    recent=recent_entries_query(sql.SQL("s.id"), _RECENT_COLUMNS, dialogue_visible("y")),
 )
 
 _IDENTITY_COLUMNS = sql.SQL("""
@@ -90,6 +92,7 @@ def hot_row_statement(
         "now": None,
         "recent_limit": recent_limit,
         "window": window_s,
+        "listener": npc_id,  # the lines it heard or was told of (`dialogue_visible`)
     }
     if not with_identity:
         return _LIVE, params

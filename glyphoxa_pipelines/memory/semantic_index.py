@@ -31,6 +31,7 @@ from glyphoxa_pipelines.db.operations import (
 from glyphoxa_pipelines.memory.errors import EmbeddingDimensionError, NotFoundError
 from glyphoxa_pipelines.memory.models import Chunk, ChunkHit, TurnText
 from glyphoxa_pipelines.memory.rows import from_row
+from glyphoxa_pipelines.memory.visibility import chunk_visible
 
 CHUNK_COLUMNS = (
     "c.id, c.campaign_id, c.session_id, c.seq, c.text, c.speakers, c.entity_ids, c.topic, "
@@ -40,12 +41,14 @@ CHUNK_COLUMNS = (
 
 # Optional chunk filters shared by vector and full-text search; `{session}` names the column
 # to filter the session on (the embedding row's copy lets the k-NN use its own index).
+# `%(listener)s`: the NPC whose recall this is (`visibility.chunk_visible`), None for all.
 _CHUNK_FILTERS = """
     AND (%(s)s::text IS NULL OR {session} = %(s)s)
     AND (%(sp)s::text IS NULL OR %(sp)s = ANY(c.speakers))
     AND (%(ents)s::text[] IS NULL OR c.entity_ids && %(ents)s::text[])
     AND (%(after)s::timestamptz IS NULL OR c.end_at >= %(after)s)
-    AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)"""
+    AND (%(before)s::timestamptz IS NULL OR c.start_at < %(before)s)
+    AND """ + chunk_visible("c").as_string()
 
 
 def _filter_params(
@@ -56,6 +59,7 @@ def _filter_params(
     entity_ids: Sequence[str] | None,
     after: datetime | None,
     before: datetime | None,
+    listener: str | None = None,
 ) -> dict[str, Any]:
     return {
         "c": campaign_id,
@@ -65,6 +69,7 @@ def _filter_params(
         "after": after,
         "before": before,
         "k": top_k,
+        "listener": listener,
     }
 
 
@@ -308,6 +313,7 @@ class SemanticIndex:
         after: datetime | None,
         before: datetime | None,
         ef_search: int | None = None,
+        listener: str | None = None,
     ) -> Op:
         if model is None:
             row = yield fetch_one(
@@ -333,7 +339,9 @@ class SemanticIndex:
             # inside the CTE, so only k chunk rows are fetched afterwards; chunks is joined
             # in the scan only when a filter reads its columns (a session's ~1,000 index
             # probes into chunks cost 5 of the 6 ms this query used to take).
-            chunk_filter = any(x is not None for x in (speaker, entity_ids, after, before))
+            chunk_filter = any(
+                x is not None for x in (speaker, entity_ids, after, before, listener)
+            )
             scan = (
                 sql.SQL("chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id WHERE {}").format(
                     filters
@@ -370,7 +378,8 @@ class SemanticIndex:
                    WHERE {filters} AND (SELECT ef FROM cfg) IS NOT NULL
                    ORDER BY {distance} LIMIT %(k)s"""
             ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
-        params = _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before)
+        params = _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before,
+                                listener)
         if ef_search is not None:
             params["ef"] = str(int(ef_search))
         rows = yield fetch_all(query, dict(params, v=vec))
@@ -390,10 +399,12 @@ class SemanticIndex:
         after: datetime | None = None,
         before: datetime | None = None,
         ef_search: int | None = None,
+        listener: str | None = None,
     ) -> Op:
         """k nearest chunks by cosine distance (ascending), within one campaign.
         `ef_search` sets this statement's HNSW candidate list (the pool's is 200, for recall
-        above 0.99); a session or entity filter scans exactly and needs none."""
+        above 0.99); a session or entity filter scans exactly and needs none. `listener`: only
+        chunks that NPC may recall (`visibility.chunk_visible`); None, every chunk."""
         return (
             yield from self._search_op(
                 campaign_id,
@@ -406,6 +417,7 @@ class SemanticIndex:
                 after=after,
                 before=before,
                 ef_search=ef_search,
+                listener=listener,
             )
         )
 
@@ -422,6 +434,7 @@ class SemanticIndex:
         after: datetime | None = None,
         before: datetime | None = None,
         rank: Literal["cover_density", "frequency"] = "cover_density",
+        listener: str | None = None,
     ) -> Op:
         """Full-text over chunks (OR of the query's words), best rank first. `rank`:
         `ts_rank_cd` (cover density, proximity counts) or `ts_rank` (term frequency, ~4x
@@ -437,7 +450,8 @@ class SemanticIndex:
                 {_CHUNK_FILTERS.format(session="c.session_id")}
                 ORDER BY rank DESC, c.session_id, c.seq LIMIT %(k)s""",
             dict(
-                _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before),
+                _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before,
+                               listener),
                 q=tsquery,
             ),
         )

@@ -26,6 +26,7 @@ from glyphoxa_pipelines.db.operations import (
 )
 from glyphoxa_pipelines.memory.errors import InvalidInputError, NotFoundError
 from glyphoxa_pipelines.memory.models import Entry, NewEntry, Session
+from glyphoxa_pipelines.memory.presence import WITNESSES_AT_WRITE
 from glyphoxa_pipelines.memory.rows import from_row
 
 MAX_TEXT_CHARS = 200_000
@@ -81,11 +82,12 @@ def entry_record(e: NewEntry) -> dict[str, Any]:
 INSERT_ENTRIES = f"""
 INSERT INTO session_entries (campaign_id, session_id, idempotency_key, speaker_id, speaker_name,
     speaker_role, raw_text, text, npc_id, spoken_at, duration_s, word_confidences, corrections,
-    corrector_version)
+    corrector_version, witnesses)
 SELECT s.campaign_id, s.id, x.idempotency_key, coalesce(x.speaker_id, ''),
        coalesce(x.speaker_name, ''), coalesce(x.speaker_role, 'player'), x.raw_text, x.text,
        x.npc_id, coalesce(x.spoken_at, clock_timestamp()), coalesce(x.duration_s, 0),
-       x.word_confidences, coalesce(x.corrections, '[]'::jsonb), x.corrector_version
+       x.word_confidences, coalesce(x.corrections, '[]'::jsonb), x.corrector_version,
+       {WITNESSES_AT_WRITE}
 FROM sessions s,
      ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (
         idempotency_key text, speaker_id text, speaker_name text, speaker_role text,
@@ -101,24 +103,29 @@ RETURNING {ENTRY_COLUMNS}
 """
 
 
-def recent_entries_query(session: sql.Composable, columns: str) -> sql.Composed:
+def recent_entries_query(
+    session: sql.Composable, columns: str, heard: sql.Composable = sql.SQL("TRUE")
+) -> sql.Composed:
     """The last %(recent_limit)s entries of a session within %(window)s seconds of its latest
     one (or of %(now)s, when given: then only entries up to it), oldest first. The one SQL for
     "what was just said": `SessionStore.get_recent` runs it, and the hot-context read embeds
     it. Newest first by the (session, spoken_at) index, cut there, then the window: the
     latest entry is among the last `limit`, so the cut never drops one the window keeps.
-    `columns`: plain column names of `session_entries`."""
+    `columns`: plain column names of `session_entries`. `heard`: who may recall a line
+    (`visibility.dialogue_visible("y")`), applied after the window so a listener's "just
+    said" ends where the session's does, not at the last line it heard."""
     cols = sql.SQL(columns)
     return sql.SQL(
         """SELECT {cols} FROM (
                SELECT x.*, max(x.spoken_at) OVER () AS latest FROM (
-                   SELECT {cols} FROM session_entries
+                   SELECT {cols}, witnesses, told FROM session_entries
                    WHERE session_id = {session}
                      AND (%(now)s::timestamptz IS NULL OR spoken_at <= %(now)s)
                    ORDER BY spoken_at DESC, id DESC LIMIT %(recent_limit)s) x) y
            WHERE y.spoken_at >= coalesce(%(now)s, y.latest) - make_interval(secs => %(window)s)
+             AND {heard}
            ORDER BY y.spoken_at, y.id"""
-    ).format(cols=cols, session=session)
+    ).format(cols=cols, session=session, heard=heard)
 
 
 _GET_RECENT = recent_entries_query(sql.SQL("%(s)s"), ENTRY_COLUMNS).as_string()

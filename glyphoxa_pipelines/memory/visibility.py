@@ -63,3 +63,37 @@ def is_secret(visibility: str) -> bool:
 def mark_secret(text: str, secret: bool) -> str:
     """A fact's prompt text, with the guard the LLM reads when the fact is secret."""
     return f"{text} ({SECRET_MARK})" if secret else text
+
+
+# -- Dialogue: who may recall an utterance ------------------------------------------------
+# An utterance (a row of `session_entries`) is recalled by the NPCs that witnessed it
+# (`witnesses`: present in the scene when it was said, its speaker, the NPC it addressed;
+# written by `presence.WITNESSES_AT_WRITE`, editable by the DM) and those the DM told of it
+# (`told`). `witnesses` NULL means no presence was recorded (the scene named nobody present:
+# sessions from before migration 022, imports, tables that never set one): the line is
+# public, as every line was before. Who is asking is `%(listener)s`: an NPC id, or None for
+# the DM and unscoped callers, who recall everything (unlike facts, where no NPC bound means
+# public only: a transcript has no secrets from the table, only from characters).
+
+
+def dialogue_visible(entry: str = "e") -> sql.Composed:
+    """The rule for one utterance, `entry` being the alias of its `session_entries` row."""
+    e = sql.Identifier(entry)
+    return sql.SQL(
+        "(%(listener)s::text IS NULL OR {e}.witnesses IS NULL"
+        " OR %(listener)s = ANY({e}.witnesses) OR %(listener)s = ANY({e}.told))"
+    ).format(e=e)
+
+
+def chunk_visible(chunk: str = "c") -> sql.Composed:
+    """The rule for a transcript chunk (alias `chunk`): the listener heard every turn it
+    covers, so its text may be shown whole (GraphRAG, a window with no turns fetched) and a
+    turn-level result never needs a turn the NPC did not hear. Read from `chunks.audience`
+    (migration 022: the NPCs who heard every turn, NULL when every turn is public, kept by a
+    trigger on chunk writes and by `presence.edit_presence_op`), so a candidate costs one array
+    test: the full-text leg judges every chunk that matches a word."""
+    c = sql.Identifier(chunk)
+    return sql.SQL(
+        "(%(listener)s::text IS NULL OR {c}.audience IS NULL"
+        " OR %(listener)s = ANY({c}.audience))"
+    ).format(c=c)

@@ -28,7 +28,7 @@ from realtime.api.request_guards import (
     HostGuardMiddleware,
     PathTextMiddleware,
 )
-from realtime.api.routes import context, dm, entries, health, sessions, tools
+from realtime.api.routes import context, dm, entries, health, presence, sessions, tools
 from realtime.auth import BearerAuthMiddleware, check_bind, is_loopback
 from realtime.dashboard import DashboardGate, install_dashboard
 from realtime.service import MemoryService
@@ -138,7 +138,7 @@ def create_app(
     )
     app.state.service = service
     install_error_handlers(app)
-    for router in (health, sessions, entries, context, tools, dm):
+    for router in (health, sessions, entries, context, tools, dm, presence):
         app.include_router(router.router)
     install_dashboard(app)
     if voice is not None:

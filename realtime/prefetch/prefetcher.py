@@ -110,7 +110,10 @@ class Prefetcher:
             else:
                 args = SearchSessionsArgs(query=trig.key, top_k=self.config.top_k,
                                           max_tokens=self.config.max_tokens)
-                found = await search_sessions(self.host, args, campaign_id, self.config)
+                # `view` "" (no NPC bound) recalls everything, like any unscoped caller;
+                # its memories are cached under "" and never served to an NPC.
+                found = await search_sessions(self.host, args, campaign_id, self.config,
+                                              listener=view or None)
                 self.counters.count(found.text_leg)
                 memories = [  # below entities (1.0), best passage first
                     Memory("chunk", r["text"], 0.5 + 0.1 / (1 + k), r["source"])

@@ -35,6 +35,9 @@ class Filters(TypedDict):
     speaker: str | None
     after: datetime | None
     before: datetime | None
+    # The NPC whose recall this is: only chunks it heard whole (`visibility.chunk_visible`),
+    # so every turn fetched from them is one it may recall. None: the DM's, everything.
+    listener: str | None
 
 
 async def vector_leg(

@@ -83,11 +83,12 @@ async def hybrid(
 
 async def fetch_candidates(
     host: SearchHost, args: SearchSessionsArgs, campaign_id: str,
-    config: SearchConfig = SESSION_SEARCH,
+    config: SearchConfig = SESSION_SEARCH, listener: str | None = None,
 ) -> Candidates:
-    """Fused chunk windows and their turns, each turn with its cosine to the query."""
+    """Fused chunk windows and their turns, each turn with its cosine to the query; only
+    what `listener` may recall (None: everything)."""
     filters = Filters(session_id=args.session_id, speaker=args.speaker, after=args.after,
-                      before=args.before)
+                      before=args.before, listener=listener)
     hits, vec, text_leg = await hybrid(host, campaign_id, args.query, args.top_k, filters,
                                        config)
     turns = await fetch_turns(host, hits, vec)
@@ -96,9 +97,10 @@ async def fetch_candidates(
 
 async def search_sessions(
     host: SearchHost, args: SearchSessionsArgs, campaign_id: str,
-    config: SearchConfig = SESSION_SEARCH,
+    config: SearchConfig = SESSION_SEARCH, listener: str | None = None,
 ) -> SearchOutcome:
-    """The tool: fused chunk candidates, their turns, packed into `args.max_tokens`."""
-    found = await fetch_candidates(host, args, campaign_id, config)
+    """The tool: fused chunk candidates, their turns, packed into `args.max_tokens`; only
+    what `listener` (an NPC id; None: the DM) may recall."""
+    found = await fetch_candidates(host, args, campaign_id, config, listener)
     results = passages(found.hits, found.turns, args.query, args.max_tokens, limit=args.top_k)
     return SearchOutcome(results, found.text_leg)

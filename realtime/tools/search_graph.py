@@ -23,9 +23,11 @@ async def run(ctx: ToolContext, args: SearchGraphArgs, scope: ToolScope) -> list
     ent = await ctx.run(KnowledgeGraph.resolve.op(ctx.graph, campaign, args.entity))
     if ent is None:
         return []
-    graph_scope = GraphScope(campaign, ent.id, depth=args.depth, npc_id=viewer(scope.npc_id))
+    # Passages are transcript: only chunks the NPC heard whole (None, unscoped: all).
+    graph_scope = GraphScope(campaign, ent.id, depth=args.depth, npc_id=viewer(scope.npc_id),
+                             listener=scope.npc_id)
     if args.depth == 0:
-        graph_scope = GraphScope(campaign, entity_ids=(ent.id,))
+        graph_scope = GraphScope(campaign, entity_ids=(ent.id,), listener=scope.npc_id)
     if args.mode == "semantic":
         vec = await ctx.embedder.embed(args.query)
         hits = await ctx.run(

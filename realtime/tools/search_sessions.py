@@ -11,6 +11,9 @@ from realtime.tools.scope import ToolScope
 
 
 async def run(ctx: ToolContext, args: SearchSessionsArgs, scope: ToolScope) -> list[dict[str, Any]]:
-    found = await search_sessions(ctx, args, scope.campaign_id or "", ctx.search)
+    # The NPC's recall (dispatch resolved it: an NPC of the campaign, or None, the DM's or an
+    # unscoped caller's, who recall everything).
+    found = await search_sessions(ctx, args, scope.campaign_id or "", ctx.search,
+                                  listener=scope.npc_id)
     ctx.search_counters.count(found.text_leg)
     return found.results

@@ -225,6 +225,7 @@ class VoiceLoop:
             speaker_id=utterance.speaker_id,
             speaker_name=utterance.speaker_name or utterance.speaker_id,
             role="player",
+            npc_id=cfg.npc_id,  # addressed to this NPC: it heard the line wherever the scene is
             spoken_at=datetime.now(UTC),
             duration_s=round(utterance.seconds, 3),
             word_confidences=[min(1.0, max(0.0, p)) for p in transcript.word_confidences],
@@ -233,7 +234,7 @@ class VoiceLoop:
         entry = written["entries"][0]
         self.context.add("player", entry["text"], speaker_id=utterance.speaker_id,
                          speaker_name=utterance.speaker_name or utterance.speaker_id,
-                         idempotency_key=key, in_l1=True)
+                         npc_id=cfg.npc_id, idempotency_key=key, in_l1=True)
         self._heard = [*self._heard[-9:], entry["text"]]
         first = self.service.turn_count(cfg.session_id, cfg.npc_id) == 0
         decision = select_tier(utterance=entry["text"], dm_override=cfg.tier, first_turn=first)

@@ -112,7 +112,8 @@ class S2SLoop:
                     await self.sink.play(event.audio)
                 if event.player_text.strip():
                     self.result.player.append(event.player_text)
-                    self.context.add("player", event.player_text, speaker_id="player")
+                    self.context.add("player", event.player_text, speaker_id="player",
+                                     npc_id=cfg.npc_id)
                 if event.npc_text.strip():
                     self.result.npc.append(event.npc_text)
                     self.context.add("npc", event.npc_text, speaker_id=cfg.npc_id,
