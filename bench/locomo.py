@@ -4,6 +4,8 @@
     python bench/locomo.py --data DIR --limit 2  # first two conversations only
     python bench/locomo.py --skip 5              # conversations 5-9 (held out from tuning)
     python bench/locomo.py --dump-features F.npz # also the turn model's training data
+    python bench/locomo.py --dump-candidates F.pkl  # each question's candidate windows and
+                                                 # turns, for offline replays of the packing
                                                  # (then: python bench/fit_turn_model.py F.npz)
 
 Each conversation is a campaign, each session a session with its date. Turns go in through the
@@ -32,6 +34,7 @@ import argparse
 import asyncio
 import json
 import os
+import pickle
 import re
 import statistics
 import sys
@@ -53,6 +56,8 @@ DEFAULT_DATA = Path(os.environ.get("GLYPHOXA_SHARED_DATA", ROOT.parent / "shared
 BUDGET_TOKENS = 1500
 TARGET_RECALL = 0.90
 TARGET_HELD_OUT = 0.88
+# LoCoMo's question categories (5, adversarial, has no evidence to recall and is left out).
+CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
 FIT_HALF = range(0, 5)  # the conversations the turn model was fitted on
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
 _MONTHS = {m: i for i, m in enumerate(
@@ -211,7 +216,8 @@ def side_by_side(rows: list[tuple[int, int, str, float]]) -> dict[str, Any]:
             vals = [r[3] for r in part if r[2] == m]
             cats = sorted({r[1] for r in part})
             block[m] = {"recall": _mean(vals), "by_category": {
-                str(c): _mean([r[3] for r in part if r[2] == m and r[1] == c]) for c in cats}}
+                CATEGORIES.get(c, str(c)): _mean([r[3] for r in part if r[2] == m and r[1] == c])
+                for c in cats}}
         tool = block.get("tool", {}).get("recall")
         for m in methods:
             base = block[m]["recall"]
@@ -286,6 +292,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     from glyphoxa_pipelines.db import Database, embedded, resolve_url
     from glyphoxa_pipelines.pipeline import PipelineServices
     from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+    from realtime import session_search as ss
+    from realtime import tools as tl
     from realtime.service import MemoryService
     from realtime.session_search import RECIPES
     from realtime.tools import ToolScope
@@ -305,6 +313,7 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     await svc.open(warm_embedder=False)
     per_cat: dict[int, list[float]] = {}
     dump: dict[str, list[Any]] = {"X": [], "y": [], "question": [], "conversation": []}
+    candidates: list[dict[str, Any]] = []
     budget_recall, r5, r10, latencies, prefetch_hits = [], [], [], [], []
     budget_results, budget_tokens = [], []
     side: list[tuple[int, int, str, float]] = []  # (conversation, category, method, recall)
@@ -339,6 +348,15 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                 )
                 latencies.append((time.perf_counter() - start) * 1000)
                 results = out["results"]
+                if args.dump_candidates:
+                    targs = tl.SearchSessionsArgs(query=qa["question"], top_k=args.top_k,
+                                                  max_tokens=BUDGET_TOKENS)
+                    found = await ss.fetch_candidates(svc, targs, cid, svc.tools.search)
+                    dia_entry = {d: e for e, d in info["entry_dia"].items()}
+                    candidates.append({
+                        "conversation": conv, "category": cat, "question": qa["question"],
+                        "hits": found.hits, "turns": found.turns, "top_k": args.top_k,
+                        "gold": [dia_entry[g] for g in gold]})
                 if args.dump_features:
                     await dump_features(svc, scope, qa["question"], args.top_k, set(gold),
                                         info, dump, k + args.skip)
@@ -367,6 +385,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                     for res in results[:cut]:
                         ids |= covered(res, info, by_pos)
                     sink.append(sum(g in ids for g in gold) / len(gold))
+                if args.no_prefetch:
+                    continue
                 # pre-fetch alone: the question as a partial, then what the context received
                 svc.prefetch.clear(live)
                 await svc.partial(live, qa["question"])
@@ -377,6 +397,9 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                         src = mem.source
                         pre |= covered({"source": src}, info, by_pos)
                 prefetch_hits.append(float(all(g in pre for g in gold)))
+            if args.dump_candidates:  # after each conversation: a long run is usable early
+                with open(args.dump_candidates, "wb") as f:
+                    pickle.dump(candidates, f)
     finally:
         await svc.close()
         db.close()
@@ -400,13 +423,13 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
         "side_by_side": side_by_side(side),
         "recall_at_5": round(statistics.mean(r5), 4) if n else None,
         "recall_at_10": round(statistics.mean(r10), 4) if n else None,
-        "recall_by_category": {str(c): round(statistics.mean(v), 4)
+        "recall_by_category": {CATEGORIES.get(c, str(c)): round(statistics.mean(v), 4)
                                for c, v in sorted(per_cat.items())},
         "results_within_budget_mean": round(statistics.mean(budget_results), 2) if n else None,
         "tokens_used_mean": round(statistics.mean(budget_tokens), 1) if n else None,
         "latency_p50_ms": pct(latencies, 50),
         "latency_p95_ms": pct(latencies, 95),
-        "prefetch_hit_rate": round(statistics.mean(prefetch_hits), 4) if n else None,
+        "prefetch_hit_rate": round(statistics.mean(prefetch_hits), 4) if prefetch_hits else None,
         "top_k": args.top_k,
         "recipe": args.recipe,
         "fusion_weights": list(recipe.fusion_weights),
@@ -423,8 +446,12 @@ def main() -> None:
                     help="leave out the first N conversations (held-out checks: --skip 5)")
     ap.add_argument("--top-k", type=int, default=30, help="results asked of the tool")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
+    ap.add_argument("--dump-candidates", type=Path, default=None,
+                    help="write each question's candidate windows, turns and gold (.pkl)")
     ap.add_argument("--dump-features", type=Path, default=None,
                     help="write the candidate turns' features and gold labels (.npz)")
+    ap.add_argument("--no-prefetch", action="store_true",
+                    help="skip the pre-fetch hit rate (the slowest part of a run)")
     ap.add_argument("--recipe", default="session_search",
                     choices=["session_search", "vector_only", "fulltext_only"],
                     help="session search recipe the tool runs (realtime/session_search/config.py)")
