@@ -6,6 +6,8 @@
     python bench/locomo.py --dump-features F.npz # also the turn model's training data
     python bench/locomo.py --dump-candidates F.pkl  # each question's candidate windows and
                                                  # turns, for offline replays of the packing
+                                                 # (and F.side.json: each question's recall
+                                                 # by the tool and the baselines)
                                                  # (then: python bench/fit_turn_model.py F.npz)
 
 Each conversation is a campaign, each session a session with its date. Turns go in through the
@@ -308,8 +310,10 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     db = Database(url, max_size=4).open()
     pipeline = PipelineServices(db=db, settings=settings, embedder_factory=lambda: embedder)
     recipe = RECIPES[args.recipe]
+    # A generous database guard: on a saturated machine a statement can take seconds, and a
+    # degraded answer would count as a miss.
     svc = MemoryService(url, settings=settings, embedder=embedder, spool_dir=home / "spool",
-                        prefetch_wait_ms=2000, search=recipe)
+                        prefetch_wait_ms=2000, search=recipe, db_timeout_s=60.0)
     await svc.open(warm_embedder=False)
     per_cat: dict[int, list[float]] = {}
     dump: dict[str, list[Any]] = {"X": [], "y": [], "question": [], "conversation": []}
@@ -347,6 +351,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                     scope,
                 )
                 latencies.append((time.perf_counter() - start) * 1000)
+                if out["status"] != "ok":
+                    raise RuntimeError(f"the tool answered {out['status']}: {out.get('error')}")
                 results = out["results"]
                 if args.dump_candidates:
                     targs = tl.SearchSessionsArgs(query=qa["question"], top_k=args.top_k,
@@ -400,6 +406,7 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
             if args.dump_candidates:  # after each conversation: a long run is usable early
                 with open(args.dump_candidates, "wb") as f:
                     pickle.dump(candidates, f)
+                args.dump_candidates.with_suffix(".side.json").write_text(json.dumps(side))
     finally:
         await svc.close()
         db.close()

@@ -27,6 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from realtime.question_time import in_named_period, named_periods  # noqa: E402
 from realtime.session_search import candidate_turns, passages  # noqa: E402
 from realtime.turn_ranking import TURN_BIAS, TURN_WEIGHTS, turn_features  # noqa: E402
 
@@ -74,7 +75,30 @@ def window_methods(q: dict[str, Any], rows: dict[int, dict[str, Any]],
     return {i: float(len(set(q["hits"][origin[i]][2])) > 1) for i in rows}
 
 
+def named_period(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                 origin: dict[int, int]) -> dict[int, float]:
+    """The turn was spoken in (or just after) a date the question names."""
+    periods = named_periods(q["question"])
+    return {i: float(in_named_period(r.get("spoken_at"), periods)) for i, r in rows.items()}
+
+
+def session_best_gap(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                     origin: dict[int, int]) -> dict[int, float]:
+    """The best similarity in the turn's session minus the best overall (session relevance
+    by its best turn)."""
+    sess = _session_of(q, origin)
+    best: dict[str, float] = {}
+    for i, r in rows.items():
+        s = r.get("similarity")
+        if s is not None:
+            best[sess[i]] = max(best.get(sess[i], -1.0), float(s))
+    top = max(best.values()) if best else 0.0
+    return {i: best.get(sess[i], top) - top for i in rows}
+
+
 EXTRAS: dict[str, Extra] = {
+    "named_period": named_period,
+    "session_best_gap": session_best_gap,
     "session_hits": session_hits,
     "first_mention": first_mention,
     "window_methods": window_methods,
