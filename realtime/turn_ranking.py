@@ -72,11 +72,12 @@ def _stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> set[str]:
-    """Content words, crudely stemmed: enough to spot which turns of a window matter."""
-    out = {_stem(w) for w in _TERM.findall(text.lower())}
-    out.discard("")
-    return out
+@lru_cache(maxsize=1 << 14)
+def terms(text: str) -> frozenset[str]:
+    """Content words, crudely stemmed: enough to spot which turns of a window matter. Cached:
+    the same turns are candidates for question after question, and reading their words was
+    the largest share of ranking them."""
+    return frozenset(_stem(w) for w in _TERM.findall(text.lower())) - {""}
 
 
 def word_scores(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, float]:
