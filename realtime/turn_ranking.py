@@ -4,9 +4,10 @@
 a 1,500-token budget, so the order of the candidate turns decides what the LLM reads. Each
 turn is described by a dozen plain features (its window's fused rank, its own cosine to the
 query, its rarity-weighted query words, its neighbours' signals, whether it is spoken by a
-person the question names, its length) and scored by a linear model whose weights were
-fitted by logistic regression (`bench/fit_turn_model.py`) on LoCoMo conversations 0-4; the
-held-out conversations 5-9 are the check. Pure functions over plain rows: no database.
+person the question names, whether it was spoken in a period the question names, its
+length) and scored by a linear model whose weights were fitted by logistic regression on
+LoCoMo conversations 0-4 (`bench/replay_turns.py`, `bench/fit_turn_model.py`); the held-out
+conversations 5-9 are the check. Pure functions over plain rows: no database.
 
 A turn without a stored embedding (a session the pipeline has not embedded yet) takes the
 lowest similarity among the candidates, so it competes on its window rank and its words; with
@@ -22,30 +23,31 @@ from functools import lru_cache
 from typing import Any
 
 from realtime.hot_context import estimate_tokens
+from realtime.question_time import in_named_period, named_periods
 
-# Logistic regression weights on raw features (standardisation folded in), fitted by
-# `bench/fit_turn_model.py --train 0-4` on `bench/locomo.py --dump-features` run on a quiet
-# machine (LoCoMo conversations 0-4: 220,578 candidate turns, 1,041 gold evidence turns;
-# C 0.03; under load a few full-text legs miss their wait and the candidates differ
-# slightly). Fitted on 5-9 instead, the weights barely move (held-out gold within each
-# question's top 50: 0.909 with these, 0.911 with those). The weights say nothing
-# LoCoMo-specific: top window ranks, the turn's own similarity and rank, rare query words in
-# the turn or beside it, turns by a person the question names, and longer turns hold answers.
+# Logistic regression weights on raw features (standardisation folded in), fitted on LoCoMo
+# conversations 0-4 (220,409 candidate turns, 1,041 gold evidence turns; C 0.03) from
+# `bench/locomo.py --dump-candidates` (the replay: `bench/replay_turns.py`); the held-out
+# conversations 5-9 are the check. Fitted on 5-9 instead, the weights barely move. The
+# weights say nothing LoCoMo-specific: top window ranks, the turn's own similarity and rank,
+# rare query words in the turn or beside it, turns by a person the question names, turns
+# spoken in a period the question names, and longer turns hold answers.
 TURN_WEIGHTS: Mapping[str, float] = {
-    "window_rank": 33.1632,  # 1 / (11 + rank of the best window holding the turn)
-    "similarity": 0.2219,  # cosine of the turn's embedding and the query's
-    "similarity_gap": 2.1106,  # similarity minus the best candidate's
-    "similarity_rank": 12.2817,  # 1 / (11 + rank by similarity among the candidates)
-    "words": 2.8602,  # rarity-weighted query words in the turn / the best candidate's
-    "words_rank": -2.1970,  # 1 / (11 + rank by words), 0 without any query word
-    "neighbour_words": 0.2960,  # the better adjacent turn's `words`
-    "neighbour_words_rank": 8.6591,  # the better adjacent turn's `words_rank`
-    "neighbour_similarity_rank": 6.2840,  # the better adjacent turn's `similarity_rank`
-    "speaker_named": 2.4439,  # spoken by a person the question names
-    "question_names_speaker": -1.7094,  # the question names one of the candidates' speakers
-    "length": 0.8734,  # log(1 + tokens of the turn's text)
+    "window_rank": 32.5058,  # 1 / (11 + rank of the best window holding the turn)
+    "similarity": 0.5415,  # cosine of the turn's embedding and the query's
+    "similarity_gap": 1.7622,  # similarity minus the best candidate's
+    "similarity_rank": 12.6221,  # 1 / (11 + rank by similarity among the candidates)
+    "words": 2.7894,  # rarity-weighted query words in the turn / the best candidate's
+    "words_rank": -1.6714,  # 1 / (11 + rank by words), 0 without any query word
+    "neighbour_words": 0.2559,  # the better adjacent turn's `words`
+    "neighbour_words_rank": 8.9020,  # the better adjacent turn's `words_rank`
+    "neighbour_similarity_rank": 6.7066,  # the better adjacent turn's `similarity_rank`
+    "speaker_named": 2.4477,  # spoken by a person the question names
+    "question_names_speaker": -1.7110,  # the question names one of the candidates' speakers
+    "length": 0.8837,  # log(1 + tokens of the turn's text)
+    "named_period": 1.1447,  # spoken in (or within two weeks after) a date the question names
 }
-TURN_BIAS = -11.2724
+TURN_BIAS = -11.5374
 RANK_K = 11  # the rank features' 1 / (RANK_K + rank)
 
 _STOP = frozenset(
@@ -72,11 +74,12 @@ def _stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> set[str]:
-    """Content words, crudely stemmed: enough to spot which turns of a window matter."""
-    out = {_stem(w) for w in _TERM.findall(text.lower())}
-    out.discard("")
-    return out
+@lru_cache(maxsize=1 << 14)
+def terms(text: str) -> frozenset[str]:
+    """Content words, crudely stemmed: enough to spot which turns of a window matter. Cached:
+    the same turns are candidates for question after question, and reading their words was
+    the largest share of ranking them."""
+    return frozenset(_stem(w) for w in _TERM.findall(text.lower())) - {""}
 
 
 def word_scores(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, float]:
@@ -130,6 +133,7 @@ def turn_features(
     best_words = max(words.values()) or 1.0
     words_rank = _ranks([i for i in ids if words[i] > 0], lambda i: (-words[i], origin[i]))
     named = named_speakers(rows, query)
+    periods = named_periods(query)
     out: dict[int, dict[str, float]] = {}
     for i in ids:
         near = [n for n in links.get(i, (None, None)) if n is not None and n in rows]
@@ -146,6 +150,7 @@ def turn_features(
             "speaker_named": float(str(rows[i].get("speaker_name") or "").lower() in named),
             "question_names_speaker": float(bool(named)),
             "length": math.log(estimate_tokens(str(rows[i]["text"])) + 1),
+            "named_period": float(in_named_period(rows[i].get("spoken_at"), periods)),
         }
     return out
 

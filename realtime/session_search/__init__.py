@@ -1,9 +1,10 @@
 """Session search (`memory.search_sessions`, and pre-fetch's temporal cues): hybrid chunk
 retrieval, then turn-level packing into a token budget.
 
-`config` (settings as data, named recipes), `legs` (vector, full-text, turn fetch), `fusion`
-(reciprocal rank), `packing` (turns into results), `search` (the legs in order), `outcome`
-(what a search measured, for its caller to count). Which turns matter is decided in
+`config` (settings as data, named recipes), `legs` (vector, full-text, turn fetch),
+`fulltext` (the full-text leg, bounded by the words it ranks), `fusion` (reciprocal rank),
+`packing` (turns into results), `search` (the legs in order), `outcome` (what a search
+measured, for its caller to count). Which turns matter is decided in
 `realtime/turn_ranking.py`.
 """
 
@@ -25,10 +26,17 @@ from realtime.session_search.packing import (
     candidate_turns,
     passages,
 )
-from realtime.session_search.search import fetch_candidates, hybrid, search_sessions
+from realtime.session_search.search import (
+    FULLTEXT_MISSING,
+    fetch_candidates,
+    hybrid,
+    mark_missing,
+    search_sessions,
+)
 
 __all__ = [
     "CITATION_TOKENS",
+    "FULLTEXT_MISSING",
     "FULLTEXT_ONLY",
     "GAP",
     "GAP_TOKENS",
@@ -46,6 +54,7 @@ __all__ = [
     "candidate_turns",
     "fetch_candidates",
     "hybrid",
+    "mark_missing",
     "passages",
     "rrf",
     "search_sessions",

@@ -30,12 +30,17 @@ class SearchConfig:
     # The full-text leg ranks by term frequency (`ts_rank`), not cover density: proximity
     # says little when any word may match, and cover density costs several times as much.
     text_rank: Literal["frequency", "cover_density"] = "frequency"
-    # The full-text leg's statement limit: a query of very common words can match most of a
-    # campaign; then the vector leg answers alone.
+    # The full-text leg ranks only words fewer than this many of the campaign's chunks hold,
+    # the `fulltext_words` rarest of them: its cost is bounded by the data, not by a clock, so
+    # the search always waits for it and the same question gets the same memory under any load
+    # (`fulltext.py`). Small campaigns (fewer chunks than the cap) keep every word.
+    common_word_chunks: int = 500
+    fulltext_words: int = 8
+    # An outage guard, not a ranking knob: a full-text statement still running after this long
+    # means the database is in trouble; the vector leg answers alone and every result says so.
+    fulltext_guard_ms: int = 1000
+    # GraphRAG's full-text statement limit is a multiple of this (`tools/search_graph.py`).
     fulltext_timeout_ms: int = 20
-    # Once the vector leg is in, how long after the call began the full-text leg is still
-    # waited for (its statement limit bounds the rest, in the background).
-    text_leg_grace_ms: float = 15.0
 
     def leg_size(self, top_k: int) -> int:
         return max(self.candidates_per_result * top_k, self.min_candidates)

@@ -1,7 +1,7 @@
 """The retrieval legs of session search, one function each: the vector leg (HNSW k-NN over
-chunk embeddings), the full-text leg (ranked `tsquery` over chunks) and the turn fetch (every
-turn of the chosen windows, with its cosine to the query). Fusion is `fusion.py`'s, packing
-`packing.py`'s; `search.py` runs them in order.
+chunk embeddings), the full-text leg (`fulltext.py`: ranked `tsquery` over chunks) and the
+turn fetch (every turn of the chosen windows, with its cosine to the query). Fusion is
+`fusion.py`'s, packing `packing.py`'s; `search.py` runs them in order.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from glyphoxa_pipelines.db import StatementTimeoutError
 from glyphoxa_pipelines.db.operations import Op, statement_timeout_op
 from glyphoxa_pipelines.memory import SemanticIndex
 from glyphoxa_pipelines.memory.models import ChunkHit
+from glyphoxa_pipelines.memory.visibility import chunk_visible
 from realtime import fact_search as fs
 from realtime.session_search.config import SearchConfig
+from realtime.session_search.fulltext import fulltext_op
 from realtime.session_search.outcome import Fused
 
 
@@ -54,14 +56,19 @@ async def fulltext_leg(
     host: SearchHost, campaign_id: str, query: str, n: int, filters: Filters,
     config: SearchConfig,
 ) -> list[ChunkHit] | None:
-    """The `n` best full-text matches under the leg's own statement limit; None when the
-    limit cut it short (then the vector leg answers alone)."""
-    op = SemanticIndex.fulltext_search.op(
-        host.index, campaign_id, query, n, rank=config.text_rank, **filters)
+    """The `n` best full-text matches over the question's distinctive words (`fulltext.py`);
+    None only when the outage guard cut the statement short."""
+    params = {"s": filters["session_id"], "sp": filters["speaker"], "after": filters["after"],
+              "before": filters["before"]}
+    # The listener's scope is the same chunk rule the vector leg applies (visibility module).
+    scope = (chunk_visible("c"), {"listener": filters["listener"]})
+    op = fulltext_op(campaign_id, query, n, params, cap=config.common_word_chunks,
+                     words=config.fulltext_words, scope=scope)
     try:
-        return await host.run(statement_timeout_op(op, config.fulltext_timeout_ms))
+        hits, _pick = await host.run(statement_timeout_op(op, config.fulltext_guard_ms))
     except StatementTimeoutError:
         return None
+    return hits
 
 
 async def fetch_turns(

@@ -9,9 +9,9 @@ from typing import Any, Literal
 from glyphoxa_pipelines.memory.models import ChunkHit
 
 Fused = tuple[ChunkHit, float, list[str]]
-# How the full-text leg ended: answered in time, hit its statement limit, or was still running
-# when the grace ran out (it finishes in the background; its answer is not used).
-TextLeg = Literal["ok", "timeout", "late", "off"]
+# How the full-text leg ended: answered, or cut short by its outage guard (then the vector leg
+# answered alone, and the results say so).
+TextLeg = Literal["ok", "timeout", "off"]
 
 
 @dataclass(slots=True)
@@ -35,10 +35,10 @@ class SearchCounters:
     """Per-process counts the health report shows; the caller feeds it each outcome."""
 
     fulltext_timeouts: int = 0
+    # Searches now always wait for the full-text leg, so none is late; kept at 0 for the
+    # health report's shape.
     fulltext_late: int = 0
 
     def count(self, text_leg: TextLeg) -> None:
         if text_leg == "timeout":
             self.fulltext_timeouts += 1
-        elif text_leg == "late":
-            self.fulltext_late += 1

@@ -5,6 +5,7 @@ order. Pure: no database.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from realtime.hot_context import estimate_tokens
@@ -17,6 +18,9 @@ CITATION_TOKENS = 12  # what the session / time / speakers line of a result cost
 # skipped (better recall within a budget than a result, and its citation line, per run).
 GAP = "…"
 GAP_TOKENS = 1
+# (rows, origin, links, query) -> each candidate turn's log-odds (`turn_ranking.turn_scores`).
+Scorer = Callable[[Mapping[int, Mapping[str, Any]], Mapping[int, int], Links, str],
+                  Mapping[int, float]]
 
 
 def candidate_turns(
@@ -68,6 +72,7 @@ def passages(
     query: str,
     max_tokens: int,
     limit: int | None = None,
+    scorer: Scorer = turn_scores,
 ) -> list[dict[str, Any]]:
     """Turn-level packing: every turn of a candidate window is scored on its own
     (`turn_ranking.turn_scores`: its window's rank, its own similarity, its query words, its
@@ -78,9 +83,9 @@ def passages(
     tool's `top_k`): a turn that would open a session beyond that is passed over. A window with
     no turns (none fetched) competes whole, as one pseudo-turn and its own result. Turn rows
     may carry `similarity` (cosine to the query; None or absent when the turn has no
-    embedding)."""
+    embedding). `scorer` is the turn model (benches replay others)."""
     rows, origin, links, whole = candidate_turns(hits, turns)
-    final = turn_scores(rows, origin, links, query)
+    final = scorer(rows, origin, links, query)
     order = sorted(final, key=lambda i: (-final[i], origin[i], i))
 
     def line(r: dict[str, Any]) -> str:

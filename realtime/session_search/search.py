@@ -1,16 +1,16 @@
 """`memory.search_sessions` end to end: both legs concurrently, fused, the turns of the best
 windows fetched, packed into the token budget.
 
-The full-text leg needs no embedding, so it runs while the query is embedded; once the vector
-leg is in, it is waited for only until the config's grace after the call began (a query of
-common words can rank most of a large campaign's chunks; its statement limit still bounds
-that work, in the background).
+The full-text leg needs no embedding, so it runs while the query is embedded and the vector
+leg searches; then it is always waited for. Its cost is bounded by the words it ranks
+(`fulltext.py`), so no deadline decides what the answer holds: the same question over the
+same data gets the same memories on an idle or a saturated machine. Its statement limit is
+an outage guard only; when it fires, every result says the keyword leg is missing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import numpy as np
@@ -23,14 +23,8 @@ from realtime.session_search.outcome import Candidates, Fused, SearchOutcome, Te
 from realtime.session_search.packing import passages
 from realtime.tools.args import SearchSessionsArgs
 
-_stragglers: set[asyncio.Future[Any]] = set()
-
-
-def _forget(leg: asyncio.Future[Any]) -> None:
-    """A late leg is done: drop it, and read its outcome so no error goes unretrieved."""
-    _stragglers.discard(leg)
-    if not leg.cancelled():
-        leg.exception()
+# What each result says when the outage guard cut the full-text leg short.
+FULLTEXT_MISSING = "keyword matching timed out: these are semantic matches only"
 
 
 async def _off() -> list[ChunkHit] | None:
@@ -53,30 +47,17 @@ async def hybrid(
     text_leg = asyncio.ensure_future(
         fulltext_leg(host, campaign_id, query, n, filters, config) if wt else _off()
     )
-    start = time.perf_counter()
-    late = False
     try:
         vector_hits: list[ChunkHit] = []
         vec = None
         if wv:
             vec = await host.embedder.embed(query)
             vector_hits = await vector_leg(host, campaign_id, vec, n, filters, config)
-            remaining = start + config.text_leg_grace_ms / 1000 - time.perf_counter()
-            if not text_leg.done():
-                await asyncio.wait({text_leg}, timeout=max(0.0, remaining))
-            late = not text_leg.done()
-        text_hits: list[ChunkHit] | None = []
-        if late:  # let it finish (its statement timeout bounds it); the vector leg answers
-            _stragglers.add(text_leg)
-            text_leg.add_done_callback(_forget)
-        else:
-            text_hits = await text_leg
+        text_hits = await text_leg
     finally:
-        if not text_leg.done() and not late:
+        if not text_leg.done():  # the vector leg failed: do not leave the other running
             text_leg.cancel()
-    status: TextLeg = (
-        "off" if not wt else "late" if late else "timeout" if text_hits is None else "ok"
-    )
+    status: TextLeg = "off" if not wt else "timeout" if text_hits is None else "ok"
     fused = rrf([vector_hits, text_hits or []], k=config.rrf_k, weights=[wv, wt])
     return fused[: config.windows_per_result * top_k], vec, status
 
@@ -95,6 +76,13 @@ async def fetch_candidates(
     return Candidates(hits, turns, text_leg)
 
 
+def mark_missing(results: list[dict[str, Any]], text_leg: TextLeg) -> list[dict[str, Any]]:
+    """Each result marked when the full-text leg timed out (copies; the rest unchanged)."""
+    if text_leg != "timeout":
+        return results
+    return [dict(r, degraded=FULLTEXT_MISSING) for r in results]
+
+
 async def search_sessions(
     host: SearchHost, args: SearchSessionsArgs, campaign_id: str,
     config: SearchConfig = SESSION_SEARCH, listener: str | None = None,
@@ -103,4 +91,4 @@ async def search_sessions(
     what `listener` (an NPC id; None: the DM) may recall."""
     found = await fetch_candidates(host, args, campaign_id, config, listener)
     results = passages(found.hits, found.turns, args.query, args.max_tokens, limit=args.top_k)
-    return SearchOutcome(results, found.text_leg)
+    return SearchOutcome(mark_missing(results, found.text_leg), found.text_leg)

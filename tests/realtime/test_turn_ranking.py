@@ -85,3 +85,19 @@ def test_evidence_probability_is_a_bounded_monotone_map_of_the_log_odds() -> Non
     values = [tr.evidence_probability(x) for x in (-1e9, -5.0, 0.0, 5.0, 1e9)]
     assert values == sorted(values) and values[2] == 0.5
     assert 0.0 <= values[0] < 1e-20 and 0.999999 < values[-1] <= 1.0
+
+
+def test_a_turn_spoken_in_the_period_the_question_names_comes_first() -> None:
+    from datetime import UTC, datetime
+
+    rows = _rows(("Bo", "We went camping by the lake.", 0.5),
+                 ("Bo", "We went camping by the lake.", 0.5))
+    rows[1]["spoken_at"] = datetime(2023, 9, 2, tzinfo=UTC)  # the later retelling
+    rows[2]["spoken_at"] = datetime(2023, 6, 20, tzinfo=UTC)  # the June trip itself
+    origin, links = {1: 0, 2: 0}, {1: (None, None), 2: (None, None)}
+    feats = tr.turn_features(rows, origin, links, "When did Bo go camping in June?")
+    assert feats[2]["named_period"] == 1.0 and feats[1]["named_period"] == 0.0
+    scores = tr.turn_scores(rows, origin, links, "When did Bo go camping in June?")
+    assert scores[2] > scores[1]
+    plain = tr.turn_scores(rows, origin, links, "When did Bo go camping?")
+    assert plain[1] > plain[2]  # no period named: candidate order breaks the tie

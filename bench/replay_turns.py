@@ -1,0 +1,195 @@
+"""Replay `memory.search_sessions`' turn ranking and packing offline, on the candidates
+`bench/locomo.py --dump-candidates F.pkl` saved, to compare turn models without a database.
+
+    python bench/replay_turns.py /tmp/cand.pkl              # current weights vs refits
+    python bench/replay_turns.py /tmp/cand.pkl --extra session_hits,first_mention
+
+The candidates (windows and their turns) do not depend on the turn model, so evidence recall
+within the budget here is what the tool would score with each model. Each half (conversations
+0-4, 5-9) is scored by weights fitted on the other half ("cross") and the current weights
+("current"); extra candidate features (`EXTRAS`) are added to the fit by name. Last line one
+JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import statistics
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from realtime.question_time import in_named_period, named_periods  # noqa: E402
+from realtime.session_search import candidate_turns, passages  # noqa: E402
+from realtime.turn_ranking import TURN_BIAS, TURN_WEIGHTS, turn_features  # noqa: E402
+
+CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
+
+Extra = Callable[[dict[str, Any], dict[int, dict[str, Any]], dict[int, int]], dict[int, float]]
+
+
+def _session_of(q: dict[str, Any], origin: Mapping[int, int]) -> dict[int, str]:
+    return {i: q["hits"][r][0].chunk.session_id for i, r in origin.items()}
+
+
+def session_hits(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                 origin: dict[int, int]) -> dict[int, float]:
+    """Fused score mass of the turn's session among the candidate windows (session
+    relevance: an answer sits in a session the question is about)."""
+    mass: dict[str, float] = {}
+    for hit, score, _m in q["hits"]:
+        mass[hit.chunk.session_id] = mass.get(hit.chunk.session_id, 0.0) + score
+    top = max(mass.values()) if mass else 1.0
+    sess = _session_of(q, origin)
+    return {i: mass.get(sess[i], 0.0) / top for i in rows}
+
+
+def first_mention(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                  origin: dict[int, int]) -> dict[int, float]:
+    """1 for a turn whose similarity no candidate turn of an earlier session comes within 0.05
+    of (the earliest telling of what it says), else 0."""
+    sims = {i: r.get("similarity") for i, r in rows.items()}
+    out = {}
+    times = {i: r.get("spoken_at") for i, r in rows.items()}
+    known = [(times[i], sims[i]) for i in rows if sims[i] is not None and times[i] is not None]
+    for i in rows:
+        s, t = sims[i], times[i]
+        if s is None or t is None:
+            out[i] = 0.0
+            continue
+        out[i] = float(not any(tt < t and ss >= s - 0.05 for tt, ss in known))
+    return out
+
+
+def window_methods(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                   origin: dict[int, int]) -> dict[int, float]:
+    """Both legs found the turn's best window."""
+    return {i: float(len(set(q["hits"][origin[i]][2])) > 1) for i in rows}
+
+
+def named_period(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                 origin: dict[int, int]) -> dict[int, float]:
+    """The turn was spoken in (or just after) a date the question names."""
+    periods = named_periods(q["question"])
+    return {i: float(in_named_period(r.get("spoken_at"), periods)) for i, r in rows.items()}
+
+
+def session_best_gap(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                     origin: dict[int, int]) -> dict[int, float]:
+    """The best similarity in the turn's session minus the best overall (session relevance
+    by its best turn)."""
+    sess = _session_of(q, origin)
+    best: dict[str, float] = {}
+    for i, r in rows.items():
+        s = r.get("similarity")
+        if s is not None:
+            best[sess[i]] = max(best.get(sess[i], -1.0), float(s))
+    top = max(best.values()) if best else 0.0
+    return {i: best.get(sess[i], top) - top for i in rows}
+
+
+EXTRAS: dict[str, Extra] = {
+    "named_period": named_period,
+    "session_best_gap": session_best_gap,
+    "session_hits": session_hits,
+    "first_mention": first_mention,
+    "window_methods": window_methods,
+}
+
+
+def features(q: dict[str, Any], extras: list[str]) -> tuple[list[int], np.ndarray, Any]:
+    rows, origin, links, whole = candidate_turns(q["hits"], q["turns"])
+    base = turn_features(rows, origin, links, q["question"])
+    more = [EXTRAS[name](q, rows, origin) for name in extras]
+    ids = list(base)
+    X = np.array([[base[i][n] for n in TURN_WEIGHTS] + [m[i] for m in more] for i in ids],
+                 dtype=np.float64).reshape(len(ids), len(TURN_WEIGHTS) + len(more))
+    return ids, X, (rows, origin, links)
+
+
+def recall(q: dict[str, Any], scores: Mapping[int, float], budget: int) -> float:
+    def scorer(rows: Any, origin: Any, links: Any, query: str) -> Mapping[int, float]:
+        return scores
+
+    out = passages(q["hits"], q["turns"], q["question"], budget, limit=q["top_k"],
+                   scorer=scorer)
+    shown = {i for r in out for i in r["source"].get("entry_ids", [])}
+    return sum(g in shown for g in q["gold"]) / len(q["gold"])
+
+
+def fit(X: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(X)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    model = LogisticRegression(C=c, max_iter=5000).fit((X - scaler.mean_) / scale, y)
+    w = model.coef_[0] / scale
+    return w, float(model.intercept_[0] - np.sum(model.coef_[0] * scaler.mean_ / scale))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--extra", default="", help="comma-separated names of EXTRAS")
+    ap.add_argument("--c", type=float, default=0.03)
+    ap.add_argument("--budget", type=int, default=1500)
+    ap.add_argument("--split", type=int, default=5,
+                    help="conversations below it are one half, the rest the other")
+    args = ap.parse_args()
+    halves = {f"fit_0_{args.split - 1}": set(range(args.split)),
+              f"held_out_{args.split}_9": set(range(args.split, 10))}
+    extras = [e for e in args.extra.split(",") if e]
+    for e in extras:
+        if e not in EXTRAS:
+            sys.exit(f"unknown extra feature {e!r}; known: {', '.join(EXTRAS)}")
+    qs = pickle.loads(args.data.read_bytes())
+    prepared = []
+    for q in qs:
+        ids, X, _ = features(q, extras)
+        gold = set(q["gold"])
+        prepared.append((q, ids, X, np.array([i in gold for i in ids], dtype=np.int8)))
+    current = np.array(list(TURN_WEIGHTS.values()))
+    out: dict[str, Any] = {"questions": len(qs), "extras": extras}
+    for half, convs in halves.items():
+        test = [p for p in prepared if p[0]["conversation"] in convs]
+        train = [p for p in prepared if p[0]["conversation"] not in convs]
+        if not test:
+            continue
+        block: dict[str, Any] = {}
+        models: dict[str, tuple[np.ndarray, float] | None] = {"current": None}
+        if train and any(p[3].any() for p in train):
+            models["cross"] = fit(np.vstack([p[2] for p in train]),
+                                  np.concatenate([p[3] for p in train]), args.c)
+        for name, model in models.items():
+            rec: dict[int, list[float]] = {}
+            for q, ids, X, _y in test:
+                if model is None:
+                    s = X[:, : len(current)] @ current + TURN_BIAS
+                else:
+                    s = X @ model[0] + model[1]
+                rec.setdefault(q["category"], []).append(
+                    recall(q, dict(zip(ids, s.tolist(), strict=True)), args.budget))
+            every = [v for vs in rec.values() for v in vs]
+            block[name] = {"recall": round(statistics.mean(every), 4), "by_category": {
+                CATEGORIES.get(c, str(c)): round(statistics.mean(v), 4)
+                for c, v in sorted(rec.items())}}
+        out[half] = block
+        print(half, json.dumps(block))
+    coverage = [sum(g in set(ids) for g in q["gold"]) / len(q["gold"]) for q, ids, _X, _y
+                in prepared]
+    out["gold_among_candidates"] = round(statistics.mean(coverage), 4) if coverage else None
+    print(f"gold among the candidate turns: {out['gold_among_candidates']}")
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
