@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from glyphoxa_pipelines.campaign.archive.dump import CampaignDump
-from glyphoxa_pipelines.campaign.archive.tables import TABLE_NAMES
+from glyphoxa_pipelines.campaign.archive.tables import NOT_ARCHIVED, TABLE_NAMES
 from glyphoxa_pipelines.cli import app
 from glyphoxa_pipelines.db import Database
 
@@ -33,7 +33,8 @@ def test_archive_names_every_campaign_table(db: Database) -> None:
         scoped = {r[0] for r in conn.execute(
             """SELECT table_name FROM information_schema.columns
                WHERE table_schema = current_schema() AND column_name = 'campaign_id'""")}
-    assert scoped | {"campaigns"} == TABLE_NAMES
+    assert scoped | {"campaigns"} == TABLE_NAMES | NOT_ARCHIVED
+    assert not TABLE_NAMES & NOT_ARCHIVED
 
 
 async def _answers(url: str, sessions: list[str]) -> dict[str, Any]:

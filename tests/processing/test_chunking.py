@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -48,10 +47,7 @@ def chatter(n: int, at: float = 0.0) -> list[tuple[str, str, float]]:
 
 def test_real_episode_never_exceeds_the_model_limit(crd3_episode, count_tokens) -> None:
     entries = import_transcript(crd3_episode).as_entries("cr", "c1e001")
-    started = time.perf_counter()
     chunks = chunk_transcript(entries, count_tokens=count_tokens)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5.0
     assert 150 < len(chunks) < 500
     assert max(count_tokens(c.text) for c in chunks) <= 256
     assert all(c.token_count == count_tokens(c.text) for c in chunks)
@@ -140,7 +136,7 @@ def test_entities_mentioned_and_time_span(count_tokens) -> None:
     assert chunk_transcript([], count_tokens=count_tokens) == []
 
 
-def test_mention_finder_whole_words_longest_match_and_speed() -> None:
+def test_mention_finder_whole_words_and_longest_match() -> None:
     finder = MentionFinder({"Grog": "grog", "Lady Kima": "kima", "Kima": "kima",
                             "Iron Hearth Tavern": "tavern", "Iron": "iron-ore"})
     found = finder.find("GROG's friend grogs met lady kima at the iron hearth tavern.")
@@ -150,9 +146,7 @@ def test_mention_finder_whole_words_longest_match_and_speed() -> None:
     names = {f"Name{i} Von{i % 97}": f"e{i}" for i in range(5000)}
     big = MentionFinder(names)
     text = " ".join(["the party walks on and talks"] * 5000) + " name4999 von52 waves"
-    started = time.perf_counter()
     assert big.entity_ids(text) == ["e4999"]
-    assert time.perf_counter() - started < 1.0
 
 
 @given(

@@ -35,6 +35,9 @@ CAMPAIGN_TABLES: tuple[TableSpec, ...] = (
     TableSpec("import_batches", "id"),
 )
 TABLE_NAMES = frozenset(t.name for t in CAMPAIGN_TABLES)
+# Campaign-scoped tables an archive leaves out on purpose: what lives one turn and is rebuilt
+# on demand is state of the running service, not of the campaign.
+NOT_ARCHIVED = frozenset({"realtime_prefetch"})
 
 # Row columns that hold an entry id or a fact id (renumbered together with the ids).
 ENTRY_REFS: dict[str, tuple[str, ...]] = {
