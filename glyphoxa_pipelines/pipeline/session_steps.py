@@ -83,10 +83,11 @@ def corrected_transcript(services: PipelineServices, session_id: str) -> StepOut
     """Re-correct every entry from its immutable raw text against the campaign's current
     names (stage 1, + stage 2 with an LLM); store only entries whose text changed."""
     from glyphoxa_pipelines.correction import build_index, correct
+    from glyphoxa_pipelines.memory.correction_targets import correction_entities_op
 
     info = _session(services, session_id)
     campaign_id = info["campaign_id"]
-    index = build_index(_entities(services, campaign_id))
+    index = build_index(services.db.run(correction_entities_op(campaign_id)))
     entries: list[Entry] = SessionStore(services.db).get_entries(session_id)
     llm = services.corrector_llm
     version = versions.corrector_version(llm is not None)
