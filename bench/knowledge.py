@@ -13,7 +13,9 @@ by side in a subprocess (`PYTHONPATH=<base> python bench/knowledge.py --dump`):
   of a gold fact between the same two entities; anything else counts as wrong);
 - correction damage: the episodes extracted in order into one graph (as a campaign would), then
   each episode's clean human lines corrected with the names the earlier episodes produced as
-  targets; every changed word is damage (the transcripts spell every name right). "before"
+  targets; a changed word is damage when the transcript had an ordinary lower-case word there
+  or only a possessive/plural ending differs (`damaging`); changes that respell a capitalized
+  name ("Singorn" -> "Syngorn") are counted apart. "before"
   uses every extracted name, as the base commit's loaders did; "after" applies
   `memory/correction_targets.py`, with a spelling's sessions counted as the earlier episodes
   whose text holds it (the store counts tagged chunks that hold it).
@@ -175,6 +177,16 @@ def _sessions_with(spelling: str, texts: list[str]) -> int:
     return sum(1 for t in texts if pattern.search(t))
 
 
+def damaging(original: str, replacement: str) -> bool:
+    """A change that breaks a right word: the human wrote an ordinary (lower-case) word there,
+    or only a possessive or plural ending differs ("trinkets" -> "Trinket's"). A capitalized
+    original spelled otherwise ("Singorn" -> "Syngorn") is a respelling of the name itself."""
+    if original[:1].islower():
+        return True
+    strip = re.compile(r"(?:['’]s|s)$")
+    return strip.sub("", original.lower()) == strip.sub("", replacement.lower())
+
+
 def correction_damage(in_order: dict[str, Any], *, rule: bool) -> dict[str, Any]:
     """Changed words per 10,000 words when each episode's clean lines are corrected with the
     names extracted from the episodes before it."""
@@ -184,7 +196,7 @@ def correction_damage(in_order: dict[str, Any], *, rule: bool) -> dict[str, Any]
 
     graph: list[Entity] = []
     texts: list[str] = []
-    words = changed = 0
+    words = changed = damaged = 0
     examples: list[str] = []
     for n, ep in enumerate(EPISODES, 1):
         entries, _ = load_episode(ep, n * 100_000)
@@ -203,16 +215,21 @@ def correction_damage(in_order: dict[str, Any], *, rule: bool) -> dict[str, Any]
                 result = correct(entry.text, index)
                 words += len(entry.text.split())
                 for c in result.corrections:
-                    changed += max(1, len(str(c.original).split()))
-                    if len(examples) < 12:
-                        examples.append(f"{ep}: {c.original!r} -> {c.replacement!r}")
+                    n_words = max(1, len(str(c.original).split()))
+                    changed += n_words
+                    if damaging(str(c.original), str(c.replacement)):
+                        damaged += n_words
+                        if len(examples) < 12:
+                            examples.append(f"{ep}: {c.original!r} -> {c.replacement!r}")
         texts.append(" ".join(e.text for e in entries))
         graph += [
             Entity("cr", x["id"], x["type"], x["name"], x["aliases"], provenance="extracted")
             for x in in_order[ep]["entities"]
         ]
     return {
-        "per_10k_words": round(changed / words * 10_000, 3) if words else 0.0,
+        "per_10k_words": round(damaged / words * 10_000, 3) if words else 0.0,
+        "changes_per_10k_words": round(changed / words * 10_000, 3) if words else 0.0,
+        "damaged_words": damaged,
         "changed_words": changed,
         "words": words,
         "examples": examples,
@@ -268,8 +285,9 @@ def report(label: str, ev: dict[str, Any], show: bool) -> None:
     print(f"  specific facts per episode (in order): {ev['specific_facts_in_order']}")
     d = ev["damage"]
     print(
-        f"  correction damage: {d['changed_words']} changed words in {d['words']} "
-        f"= {d['per_10k_words']:.3f} per 10,000 words"
+        f"  correction damage: {d['damaged_words']} damaged words in {d['words']} "
+        f"= {d['per_10k_words']:.3f} per 10,000 words ({d['changed_words']} changed in all, "
+        f"{d['changes_per_10k_words']:.3f} per 10,000; the rest respell a name)"
     )
     if show:
         print(f"    {d['examples']}")

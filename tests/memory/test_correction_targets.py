@@ -52,14 +52,14 @@ def test_an_alias_seen_often_stands_in_for_a_name_seen_once() -> None:
 def test_the_loader_counts_sessions_from_tagged_chunks(db: Database, campaign_id: str) -> None:
     graph = KnowledgeGraph(db)
     s1, s2, s3 = (SessionStore(db).start_session(campaign_id).id for _ in range(3))
-    for eid, name in (("trinket", "Trinket"), ("orrin", "Orrin")):
+    for eid, name in (("trinket", "Trinkle"), ("orrin", "Orrin")):
         graph.add_entity(
             Entity(campaign_id, eid, "npc", name, provenance="extracted", session_id=s1)
         )
     chunks = {
-        s1: "Trinket growls. Orrin waves.",
-        s2: "Trinket sniffs the air.",
-        s3: "You hear trinkets rattle.",  # tagged by a loose matcher, but not the spelling
+        s1: "Trinkle growls. Orrin waves.",
+        s2: "Trinkle sniffs the air.",
+        s3: "You hear trinkles rattle.",  # tagged by a loose matcher, but not the spelling
     }
     index = SemanticIndex(db)
     for sid, text in chunks.items():
@@ -68,4 +68,4 @@ def test_the_loader_counts_sessions_from_tagged_chunks(db: Database, campaign_id
             [Chunk(f"{sid}#0", campaign_id, sid, 0, text, entity_ids=["trinket", "orrin"])],
         )
     names = {e.name for e in db.run(correction_entities_op(campaign_id))}
-    assert names == {"Trinket"}  # two sessions; Orrin was seen in one
+    assert names == {"Trinkle"}  # two sessions; Orrin was seen in one

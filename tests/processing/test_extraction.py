@@ -194,6 +194,24 @@ def test_llm_extractor_uses_the_same_resolution(openai_stub) -> None:
     path, body = openai_stub.requests[0]
     assert path.endswith("/chat/completions") and body["model"] == "stub-model"
     assert "Eldrinax" in body["messages"][1]["content"]
+    schema = body["response_format"]["json_schema"]["schema"]  # structured outputs
+    assert body["response_format"]["type"] == "json_schema"
+    assert schema["required"] == ["entities", "relationships"]
+
+
+def test_llm_extractor_sends_no_table_talk(openai_stub) -> None:
+    openai_stub.chat = lambda body: json.dumps({"entities": [], "relationships": []})
+    plug = Entry(
+        id=99, campaign_id="c1", session_id="s1", idempotency_key="plug", speaker_id="dm",
+        speaker_name="DM", speaker_role="dm", npc_id=None, duration_s=2.0,
+        raw_text="Thanks to our sponsor Dice Hoard, check them out!",
+        text="Thanks to our sponsor Dice Hoard, check them out!",
+        spoken_at=START + timedelta(seconds=200),
+    )
+    llm = ChatLLM(model="stub", base_url=openai_stub.base_url, api_key="test")
+    extract_knowledge_llm([*script_entries(), plug], EXISTING, llm)
+    sent = " ".join(body["messages"][1]["content"] for _, body in openai_stub.requests)
+    assert "Thornwall" in sent and "Dice Hoard" not in sent
 
 
 def test_llm_extractor_survives_unparseable_answers(openai_stub) -> None:
