@@ -7,7 +7,9 @@ by side in a subprocess (`PYTHONPATH=<base> python bench/knowledge.py --dump`):
 
 - entities on the two gold episodes (`bench/gold/crd3_knowledge.json`, held out from tuning),
   each extracted alone on an empty graph: precision (in-game and typed as the gold allows),
-  recall of the gold entities;
+  recall of the gold entities; and "in campaign order": the episode extracted after the ones
+  before it, scored on its new entities plus the graph's entities it mentions (their types
+  as the graph holds them);
 - facts: specific (stated, not `associated_with`) facts per episode over all eight, and on the
   gold episodes their precision by the gold file's matching rule (evidence turn within 3 turns
   of a gold fact between the same two entities; anything else counts as wrong);
@@ -56,12 +58,19 @@ def load_episode(ep: str, first_id: int) -> tuple[list[Any], dict[Any, int]]:
     return entries, {e.spoken_at: line for e, line in zip(entries, imported.lines, strict=True)}
 
 
-def _result_json(result: Any, names: dict[str, str], turn_of: dict[Any, int]) -> dict[str, Any]:
+def _entity_json(e: Any) -> dict[str, Any]:
+    return {"id": e.id, "name": e.name, "aliases": list(e.aliases), "type": e.type}
+
+
+def _result_json(
+    result: Any, names: dict[str, str], turn_of: dict[Any, int], graph: list[Any] = ()
+) -> dict[str, Any]:
+    by_id = {e.id: e for e in graph}
+    resolved = {r.entity_id for r in result.resolutions if r.existing and r.entity_id in by_id}
     return {
-        "entities": [
-            {"id": e.id, "name": e.name, "aliases": list(e.aliases), "type": e.type}
-            for e in result.entities
-        ],
+        "entities": [_entity_json(e) for e in result.entities],
+        # the graph's entities this session mentions: in campaign order, the session's view
+        "resolved": [_entity_json(by_id[i]) for i in sorted(resolved)],
         "facts": [
             {
                 "source": names.get(r.source_id, r.source_id),
@@ -97,9 +106,10 @@ def dump(gold_episodes: list[str]) -> dict[str, Any]:
         t0 = time.perf_counter()
         result = extract_knowledge(entries, graph, campaign_id="cr", session_id=ep.lower())
         out["seconds"][f"in_order:{ep}"] = round(time.perf_counter() - t0, 2)
+        before = list(graph)
         graph += result.entities
         names = {e.id: e.name for e in graph}
-        out["in_order"][ep] = _result_json(result, names, turn_of)
+        out["in_order"][ep] = _result_json(result, names, turn_of, before)
     return out
 
 
@@ -205,7 +215,8 @@ def correction_damage(in_order: dict[str, Any], *, rule: bool) -> dict[str, Any]
                 seen = {
                     (e.id, s): _sessions_with(s, texts)
                     for e in graph
-                    for s in [e.name, *e.aliases]
+                    for s in [e.name, *e.aliases, *(a.lower() for a in [e.name, *e.aliases]
+                                                    if a.isalpha())]
                 }
                 targets = correction_targets(graph, seen)
             else:
@@ -240,9 +251,13 @@ def evaluate(result: dict[str, Any], gold: dict[str, Any], *, rule: bool) -> dic
     out: dict[str, Any] = {"episodes": {}}
     for ep, gold_ep in gold["episodes"].items():
         alone = result["alone"][ep]
+        ordered = result["in_order"][ep]
+        seen = ordered["entities"] + ordered["resolved"]
         out["episodes"][ep] = {
             "entities": score_entities(alone["entities"], gold_ep),
             "facts": score_facts(alone["facts"], gold_ep, alone["entities"]),
+            "entities_in_order": score_entities(seen, gold_ep),
+            "facts_in_order": score_facts(ordered["facts"], gold_ep, seen),
         }
     out["specific_facts_in_order"] = {
         ep: len(specific(r["facts"])) for ep, r in result["in_order"].items()
@@ -261,7 +276,10 @@ def summary(ev: dict[str, Any]) -> dict[str, Any]:
     return {
         "entity_precision": _mean([e["entities"]["precision"] for e in eps]),
         "entity_recall": _mean([e["entities"]["recall"] for e in eps]),
+        "entity_precision_in_order": _mean([e["entities_in_order"]["precision"] for e in eps]),
+        "entity_recall_in_order": _mean([e["entities_in_order"]["recall"] for e in eps]),
         "fact_precision": _mean([e["facts"]["precision"] for e in eps]),
+        "fact_precision_in_order": _mean([e["facts_in_order"]["precision"] for e in eps]),
         "specific_facts_gold_min": min(e["facts"]["specific"] for e in eps),
         "specific_facts_all_min": min(ev["specific_facts_in_order"].values()),
         "damage_per_10k": ev["damage"]["per_10k_words"],
@@ -277,7 +295,15 @@ def report(label: str, ev: dict[str, Any], show: bool) -> None:
             f"{ent['recall']:.3f} ({ent['extracted']} extracted); specific facts "
             f"{facts['specific']}, precision {facts['precision']:.3f}"
         )
+        eo, fo = e["entities_in_order"], e["facts_in_order"]
+        print(
+            f"    in campaign order (new + the graph's entities it mentions): entities "
+            f"precision {eo['precision']:.3f}, recall {eo['recall']:.3f} ({eo['extracted']}); "
+            f"specific facts {fo['specific']}, precision {fo['precision']:.3f}"
+        )
         if show:
+            print(f"    in order, wrong entities: {eo['wrong']}")
+            print(f"    in order, right facts: {fo['right']}; wrong: {fo['wrong']}")
             print(f"    wrong entities: {ent['wrong']}")
             print(f"    missed: {ent['missed']}")
             print(f"    right facts: {facts['right']}")

@@ -4,7 +4,8 @@ A correction target turns every word that sounds like it into that name, so a wr
 damage on every later line: an extracted "Trinket's" once rewrote "trinkets" in six episodes.
 An extractor's guess is therefore not enough. A spelling becomes a target when the DM made or
 confirmed it (the DM's and imported entities; an extracted entity the DM edited becomes the
-DM's), or when the pipeline saw that exact spelling in at least `MIN_SESSIONS` sessions. A
+DM's), or when the pipeline saw that exact spelling in at least `MIN_SESSIONS` sessions and
+never as an ordinary lower-case word (an extracted "Trinket" beside "a trinket"). A
 possessive ("Trinket's") or a plural of an English word ("Trinkets") is never a target, whoever
 wrote it: the corrector would turn the ordinary word into it.
 
@@ -66,7 +67,10 @@ def correction_targets(
     """The entities whose names the corrector may use, each cut to its target spellings.
 
     `sessions_seen[(entity id, spelling)]` is the number of sessions whose transcript has that
-    exact spelling (extracted entities only; a missing key is 0). An entity left with no
+    exact spelling (extracted entities only; a missing key is 0). The same key with the
+    spelling in lower case counts sessions where it is written as an ordinary word ("a
+    trinket"): such a name needs the DM, or the corrector turns the word into it. An entity
+    left with no
     spelling is dropped; one whose canonical name is not a target keeps its first target
     alias as its name.
     """
@@ -79,7 +83,13 @@ def correction_targets(
             s
             for s in dict.fromkeys([entity.name, *entity.aliases])
             if is_name_form(s)
-            and (confirmed or sessions_seen.get((entity.id, s), 0) >= MIN_SESSIONS)
+            and (
+                confirmed
+                or (
+                    sessions_seen.get((entity.id, s), 0) >= MIN_SESSIONS
+                    and not sessions_seen.get((entity.id, s.lower()), 0)  # also a word here
+                )
+            )
         ]
         if kept:
             out.append(replace(entity, name=kept[0], aliases=kept[1:]))
@@ -95,15 +105,23 @@ def correction_entities_op(campaign_id: str) -> Op[list[Entity]]:
     )
     entities = [from_row(Entity, r) for r in rows]
     seen_rows = yield fetch_all(
-        """SELECT e.id, n.spelling, count(DISTINCT c.session_id) AS sessions
+        """SELECT e.id, n.spelling,
+                  count(DISTINCT c.session_id) FILTER (WHERE strpos(c.text, n.spelling) > 0)
+                      AS sessions,
+                  count(DISTINCT c.session_id) FILTER (
+                      WHERE n.spelling ~ '^[A-Za-z]+$'
+                        AND c.text ~ ('(^|[^A-Za-z''])' || lower(n.spelling) || '([^A-Za-z]|$)')
+                  ) AS as_word
              FROM entities e
              CROSS JOIN LATERAL unnest(array_prepend(e.name, e.aliases)) AS n(spelling)
-             JOIN chunks c ON c.campaign_id = e.campaign_id
-                          AND c.entity_ids @> ARRAY[e.id]
-                          AND strpos(c.text, n.spelling) > 0
+             JOIN chunks c ON c.campaign_id = e.campaign_id AND c.entity_ids @> ARRAY[e.id]
             WHERE e.campaign_id = %s AND e.provenance = 'extracted'
             GROUP BY e.id, n.spelling""",
         (campaign_id,),
     )
-    seen = {(r["id"], r["spelling"]): int(r["sessions"]) for r in seen_rows}
+    seen: dict[tuple[str, str], int] = {}
+    for r in seen_rows:
+        seen[(r["id"], r["spelling"])] = int(r["sessions"])
+        if int(r["as_word"]):
+            seen[(r["id"], r["spelling"].lower())] = int(r["as_word"])
     return correction_targets(entities, seen)

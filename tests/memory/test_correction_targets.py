@@ -44,6 +44,13 @@ def test_an_extracted_spelling_needs_two_sessions_or_the_dm() -> None:
     assert (by_id["kima"].name, by_id["kima"].aliases) == ("Lady Kima", ["Kima"])
 
 
+def test_a_name_the_table_also_writes_as_a_word_needs_the_dm() -> None:
+    seen = {("t", "Trinket"): 5, ("t", "trinket"): 1}
+    assert correction_targets([_extracted("t", "Trinket")], seen) == []
+    dm_made = Entity("c", "t", "creature", "Trinket")
+    assert [e.name for e in correction_targets([dm_made], seen)] == ["Trinket"]
+
+
 def test_an_alias_seen_often_stands_in_for_a_name_seen_once() -> None:
     [entity] = correction_targets([_extracted("v", "Vaxildan", "Vax")], {("v", "Vax"): 2})
     assert (entity.name, entity.aliases) == ("Vax", [])
@@ -52,20 +59,20 @@ def test_an_alias_seen_often_stands_in_for_a_name_seen_once() -> None:
 def test_the_loader_counts_sessions_from_tagged_chunks(db: Database, campaign_id: str) -> None:
     graph = KnowledgeGraph(db)
     s1, s2, s3 = (SessionStore(db).start_session(campaign_id).id for _ in range(3))
-    for eid, name in (("trinket", "Trinkle"), ("orrin", "Orrin")):
+    for eid, name in (("trinket", "Trinkle"), ("orrin", "Orrin"), ("pike", "Pike")):
         graph.add_entity(
             Entity(campaign_id, eid, "npc", name, provenance="extracted", session_id=s1)
         )
     chunks = {
-        s1: "Trinkle growls. Orrin waves.",
-        s2: "Trinkle sniffs the air.",
+        s1: "Trinkle growls. Orrin waves. Pike smiles.",
+        s2: "Trinkle sniffs the air. Pike lifts a pike.",
         s3: "You hear trinkles rattle.",  # tagged by a loose matcher, but not the spelling
     }
     index = SemanticIndex(db)
     for sid, text in chunks.items():
         index.replace_session_chunks(
             sid,
-            [Chunk(f"{sid}#0", campaign_id, sid, 0, text, entity_ids=["trinket", "orrin"])],
+            [Chunk(f"{sid}#0", campaign_id, sid, 0, text, entity_ids=["trinket", "orrin", "pike"])],
         )
     names = {e.name for e in db.run(correction_entities_op(campaign_id))}
-    assert names == {"Trinkle"}  # two sessions; Orrin was seen in one
+    assert names == {"Trinkle"}  # two sessions; Orrin was seen in one, "a pike" is a word

@@ -161,6 +161,11 @@ def _out_of_world_names(entries: list[Entry], exclude_names: Iterable[str]) -> s
     return excluded
 
 
+def _alias_form(form: str) -> bool:
+    """A possessive ("Trinket's") is a way of writing a mention, not another name."""
+    return not re.search(r"['’]s?$", form)
+
+
 def _common_word(key: str) -> bool:
     from wordfreq import zipf_frequency  # loads its word lists: only when a name needs it
 
@@ -267,9 +272,9 @@ class _SessionEntities:
         entity = self.resolver.entities[hit.entity_id]
         known = {name_key(n) for n in [entity.name, *entity.aliases]}
         for form in surface_forms:
-            _, _, core = split_descriptor(form)
-            for alias in (form, core):
-                if name_key(alias) in known or not alias[:1].isupper():
+            _, title, core = split_descriptor(form)
+            for alias in (core,) if title else (form, core):
+                if name_key(alias) in known or not alias[:1].isupper() or not _alias_form(alias):
                     continue
                 known.add(name_key(alias))
                 if hit.entity_id in self.new_entities:
@@ -287,7 +292,9 @@ class _SessionEntities:
         self.taken_ids.add(entity_id)
         aliases: list[str] = []
         for form in surface_forms:
-            if name_key(form) != k and form not in aliases:
+            _, title, core = split_descriptor(form)
+            form = core if title else form  # "King Murghol": the title goes to attributes
+            if name_key(form) != k and form not in aliases and _alias_form(form):
                 aliases.append(form)
         attributes: dict[str, Any] = {"mentions": c.mentions}
         if kind == "player":
