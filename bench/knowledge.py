@@ -271,6 +271,12 @@ def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 3) if values else 0.0
 
 
+def _pooled(scores: list[dict[str, Any]]) -> float:
+    """Right facts over all facts of the gold episodes (an episode with none adds nothing)."""
+    n = sum(len(f["right"]) + len(f["wrong"]) for f in scores)
+    return round(sum(len(f["right"]) for f in scores) / n, 3) if n else 0.0
+
+
 def summary(ev: dict[str, Any]) -> dict[str, Any]:
     eps = ev["episodes"].values()
     return {
@@ -278,8 +284,8 @@ def summary(ev: dict[str, Any]) -> dict[str, Any]:
         "entity_recall": _mean([e["entities"]["recall"] for e in eps]),
         "entity_precision_in_order": _mean([e["entities_in_order"]["precision"] for e in eps]),
         "entity_recall_in_order": _mean([e["entities_in_order"]["recall"] for e in eps]),
-        "fact_precision": _mean([e["facts"]["precision"] for e in eps]),
-        "fact_precision_in_order": _mean([e["facts_in_order"]["precision"] for e in eps]),
+        "fact_precision": _pooled([e["facts"] for e in eps]),
+        "fact_precision_in_order": _pooled([e["facts_in_order"] for e in eps]),
         "specific_facts_gold_min": min(e["facts"]["specific"] for e in eps),
         "specific_facts_all_min": min(ev["specific_facts_in_order"].values()),
         "damage_per_10k": ev["damage"]["per_10k_words"],
