@@ -136,6 +136,9 @@ _DEITY_AFTER = re.compile(
 _ITEM_AFTER = re.compile(
     r"^\s+(?:" + "|".join(sorted(ITEM_NOUNS)) + r")s?\b", re.I
 )  # "the Bad News gun"
+_PEOPLE_AFTER = re.compile(
+    r"^\s+(?:people|peoples|family|clan|tribe|tribes|folk|kin|army|order|guild)\b", re.I
+)  # "the Ashari people", "the Trickfoot family"
 _LOCATIVE_BEFORE = re.compile(
     r"\b(?:in|into|inside|within|near|towards?|through|across|outside|reach(?:ed)?|entered|"
     r"arrive[sd]? (?:at|in)|travel(?:led|ed)? to|welcome to|city of|town of)\s+(?:the\s+)?$",
@@ -258,6 +261,8 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
             c.descriptions[desc] += 1
     if _ITEM_AFTER.match(after):
         c.type_votes["item"] += 2
+    elif _PEOPLE_AFTER.match(after):
+        c.type_votes["faction"] += 2
     if _LOCATIVE_BEFORE.search(before):
         c.locative += 1
     if _MECHANIC_BEFORE.search(before) or _MECHANIC_AFTER.match(after):

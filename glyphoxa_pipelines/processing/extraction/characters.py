@@ -74,7 +74,7 @@ def _monologue_subject(text: str, excluded: Set[str]) -> str | None:
     if (m := _INTRODUCES.search(text)) and name_key(m.group("name")) not in excluded:
         return name_key(m.group("name"))
     counts = Counter(
-        k
+        k.split("'")[0]  # "Vax'ildan" and "Vax" are one name told two ways
         for m in _CAPITALIZED.finditer(text)
         if (k := name_key(re.sub(r"['’]s$", "", m.group(0)))) not in excluded
         and k not in NOT_NAMES
