@@ -18,6 +18,7 @@ from glyphoxa_pipelines.correction import NameIndex
 from glyphoxa_pipelines.db import DatabaseUnavailableError
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import Entity
+from glyphoxa_pipelines.memory.correction_targets import correction_entities_op
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 from realtime import fact_search as fs
 from realtime.background import Background
@@ -48,13 +49,14 @@ class NameCache:
         def load() -> Op:
             version = yield from fs.names_version_op(campaign_id)
             entities = yield from fs.all_entities_op(campaign_id)
-            return version, entities
+            targets = yield from correction_entities_op(campaign_id)
+            return version, entities, targets
 
-        version, entities = await self._db.run(load())
+        version, entities, targets = await self._db.run(load())
 
         def build() -> Names:
             return Names(
-                index=NameIndex(entities),
+                index=NameIndex(targets),
                 finder=MentionFinder.from_entities(entities),
                 version=version,
                 checked=time.monotonic(),

@@ -157,12 +157,13 @@ def keywords(campaign: str = CampaignOpt) -> None:
     """The campaign's names and aliases, one per line: the STT keyword-boost list."""
     from glyphoxa_pipelines.correction import keyword_list
     from glyphoxa_pipelines.db import open_database
-    from glyphoxa_pipelines.memory import CampaignStore, KnowledgeGraph
+    from glyphoxa_pipelines.memory import CampaignStore
+    from glyphoxa_pipelines.memory.correction_targets import correction_entities_op
 
     with user_errors(), open_database() as db:
         CampaignStore(db).require(campaign)
-        ents = KnowledgeGraph(db).find_entities(campaign, limit=100_000)
-    for name in keyword_list([e for e in ents if e.type != "episode"]):
+        ents = db.run(correction_entities_op(campaign))
+    for name in keyword_list(ents):
         print(name)
 
 

@@ -31,12 +31,9 @@ def campaign_name_list(services: PipelineServices, campaign_id: str) -> StepOutc
     """Every entity name and alias (canonical first), published for the realtime corrector
     and STT keyword boosting."""
     from glyphoxa_pipelines.correction import keyword_list
+    from glyphoxa_pipelines.memory.correction_targets import correction_entities_op
 
-    entities = [
-        e
-        for e in services.db.run(knowledge_rows.campaign_entities_op(campaign_id))
-        if e.type != ownership.EPISODE_TYPE
-    ]
+    entities = services.db.run(correction_entities_op(campaign_id))
     keywords = keyword_list(entities)
     changed = services.db.run(session_rows.set_campaign_keywords_op(campaign_id, keywords))
     out = StepOutcome("campaign_name_list")

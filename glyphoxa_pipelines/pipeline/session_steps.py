@@ -86,11 +86,14 @@ def corrected_transcript(services: PipelineServices, session_id: str) -> StepOut
     changed."""
     from glyphoxa_pipelines.correction import build_index, correct
     from glyphoxa_pipelines.correction.scene import SceneMemory, names_said, speaker_names
+    from glyphoxa_pipelines.memory.correction_targets import correction_entities_op
 
     info = _session(services, session_id)
     campaign_id = info["campaign_id"]
     campaign_entities = _entities(services, campaign_id)
-    index = build_index(campaign_entities)
+    # Only names the target rule admits are corrected towards; speakers and the party are
+    # every entity of theirs (a name is said as it is, whatever the corrector may target).
+    index = build_index(services.db.run(correction_entities_op(campaign_id)))
     npc_names = {e.id: e.name for e in campaign_entities}
     party = [e.name for e in campaign_entities if e.type == "player"]
     entries: list[Entry] = SessionStore(services.db).get_entries(session_id)

@@ -101,11 +101,20 @@ class ChatLLM:
             )
         return self.client
 
-    def complete(self, messages: list[dict[str, str]], *, json_object: bool = False) -> str:
-        """The assistant's text; transient errors are retried with exponential backoff."""
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json_object: bool = False,
+        schema: dict[str, Any] | None = None,
+    ) -> str:
+        """The assistant's text; transient errors are retried with exponential backoff.
+
+        With `schema` (a JSON schema with a "name" and its "schema"), structured outputs are
+        asked for; an endpoint that refuses them is asked for a plain JSON object instead."""
         import openai
 
-        use_format = json_object and self.json_mode
+        use_format = (json_object or schema is not None) and self.json_mode
 
         @with_backoff(self.max_retries, max_wait_s=30)
         def call(with_format: bool) -> str:
@@ -116,7 +125,9 @@ class ChatLLM:
             }
             if self.max_tokens:
                 kwargs["max_tokens"] = self.max_tokens
-            if with_format:
+            if with_format and schema is not None:
+                kwargs["response_format"] = {"type": "json_schema", "json_schema": schema}
+            elif with_format:
                 kwargs["response_format"] = {"type": "json_object"}
             with self._sem:
                 response = self._client().chat.completions.create(**kwargs)
@@ -130,12 +141,23 @@ class ChatLLM:
             except openai.BadRequestError:
                 if not use_format:
                     raise
+                if schema is not None:  # no structured outputs: a JSON object, else the prompt
+                    schema = None
+                    try:
+                        return call(True)
+                    except openai.BadRequestError:
+                        pass
                 return call(False)  # endpoint without JSON mode: the prompt still asks for JSON
         except openai.OpenAIError as exc:
             raise LLMError(f"LLM call to {self.base_url or 'openai'} failed: {exc}") from exc
 
     def complete_json(
-        self, system: str, user: str, *, required: bool = False
+        self,
+        system: str,
+        user: str,
+        *,
+        required: bool = False,
+        schema: dict[str, Any] | None = None,
     ) -> dict[str, Any] | None:
         """A JSON object answer; None when unparseable (or LLMOutputError if `required`).
 
@@ -143,14 +165,14 @@ class ChatLLM:
         are prose around the object.
         """
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        raw = self.complete(messages, json_object=True)
+        raw = self.complete(messages, json_object=True, schema=schema)
         parsed = parse_json_object(raw)
         if parsed is None:
             messages += [
                 {"role": "assistant", "content": raw},
                 {"role": "user", "content": "Answer again with only one valid JSON object."},
             ]
-            raw = self.complete(messages, json_object=True)
+            raw = self.complete(messages, json_object=True, schema=schema)
             parsed = parse_json_object(raw)
         if parsed is None and required:
             raise LLMOutputError(f"{self.model} did not return a JSON object", raw)

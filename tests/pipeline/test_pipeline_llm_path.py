@@ -64,7 +64,7 @@ def test_chain_uses_the_configured_llm(
         (f.source_id, f.rel_type, f.target_id, f.extractor_version)
         for f in db.run(session_facts_op(session_id))
     ]
-    assert ("grimjaw", "lives_in", "ironhold", "llm-v1") in facts
+    assert ("grimjaw", "lives_in", "ironhold", "llm-v2") in facts
     assert SummaryStore(db).get(session_id).method == LLM_SUMMARIZER_VERSION
     assert RecapStore(db).get(session_id).text.startswith("Previously")
     paths = {path for path, _ in openai_stub.requests}

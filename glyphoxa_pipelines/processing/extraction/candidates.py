@@ -13,8 +13,11 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Set
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from glyphoxa_pipelines.memory.models import Entry
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence, Span
+from glyphoxa_pipelines.processing.extraction.nlp import graph_type
 from glyphoxa_pipelines.processing.extraction.resolution import (
     EntityResolver,
     name_key,
@@ -23,6 +26,7 @@ from glyphoxa_pipelines.processing.extraction.resolution import (
 from glyphoxa_pipelines.processing.extraction.vocabulary import (
     FACTION_NOUNS,
     FACTION_PREFIXES,
+    ITEM_NOUNS,
     LOCATION_NOUNS,
     LOCATION_PREFIXES,
     MECHANICS,
@@ -31,6 +35,9 @@ from glyphoxa_pipelines.processing.extraction.vocabulary import (
     TITLES,
     words,
 )
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 
 @dataclass(slots=True)
@@ -47,6 +54,9 @@ class Candidate:
     mechanic: int = 0  # mentions after "cast", before "spell", ...: game rules, not the world
     by_dm: int = 0  # mentions in the DM's turns: in-world names are almost always voiced there
     speech: int = 0  # mentions followed by "says", "nods", ...
+    parsed: int = 0  # mentions the English parser saw
+    nominal: int = 0  # ... of which it read as nouns (not "Oof", "Blazing": a cry, a verb)
+    ner: Counter[str] = field(default_factory=Counter)  # its entity labels of the mentions
 
     def absorb(self, other: Candidate) -> None:
         """Take over the mentions and cues of a shorter form of this name."""
@@ -57,8 +67,14 @@ class Candidate:
         self.mechanic += other.mechanic
         self.by_dm += other.by_dm
         self.speech += other.speech
+        self.parsed += other.parsed
+        self.nominal += other.nominal
+        self.ner.update(other.ner)
         self.descriptions.update(other.descriptions)
         self.explicit = self.explicit or other.explicit
+
+
+_HYPHEN_WORD = re.compile(r"[\w'’]-[a-z]")
 
 
 def _span_type(tokens: list[str]) -> str | None:
@@ -104,8 +120,25 @@ _TITLED_OF = re.compile(
     re.I,
 )  # "Lady Kima of X": X is a place
 _APPOSITIVE_AFTER = re.compile(
-    r"^\s*,\s+(?:the|a|an)\s+(?P<desc>(?:[\w'\-]+\s+){0,3}?[a-z][\w'\-]*)\b"
+    r"^\s*,\s+(?:the|a|an|your|his|her|their|my|our)\s+(?P<desc>(?:[\w'\-]+\s+){0,3}?[a-z][\w'\-]*)\b"
 )
+# "paladin of Bahamut", "the light of Sarenrae", "your Sarenrae holy symbol": a deity
+_DEITY_BEFORE = re.compile(
+    r"\b(?:paladin|cleric|priest|priestess|follower|followers|worshipp?ers?|avatar|symbol|light|"
+    r"name|faith|blessing|grace|altar|chosen|god|goddess)\s+of\s+(?:the\s+)?$",
+    re.I,
+)
+_DEITY_AFTER = re.compile(
+    r"^(?:['’]s)?\s+(?:holy\s+symbol|symbol|faith|followers?|worshipp?ers?)\b|"
+    r"^\s*,\s+(?:the\s+)?(?:\w+\s+){0,2}(?:god|goddess|deity|dragon)\b",
+    re.I,
+)
+_ITEM_AFTER = re.compile(
+    r"^\s+(?:" + "|".join(sorted(ITEM_NOUNS)) + r")s?\b", re.I
+)  # "the Bad News gun"
+_PEOPLE_AFTER = re.compile(
+    r"^\s+(?:people|peoples|family|clan|tribe|tribes|folk|kin|army|order|guild)\b", re.I
+)  # "the Ashari people", "the Trickfoot family"
 _LOCATIVE_BEFORE = re.compile(
     r"\b(?:in|into|inside|within|near|towards?|through|across|outside|reach(?:ed)?|entered|"
     r"arrive[sd]? (?:at|in)|travel(?:led|ed)? to|welcome to|city of|town of)\s+(?:the\s+)?$",
@@ -128,20 +161,32 @@ _SPEECH_AFTER = re.compile(
 
 
 def choose_type(c: Candidate) -> str | None:
-    """Strong cues (titles, head nouns, "named X") decide; weak context only as a tie-break.
+    """Strong cues (titles, head nouns, "named X", the graph's own type) decide; then the
+    weak evidence is summed: "in X" mentions for a place, "X says" for a person, and the
+    parser's entity labels (it knows English names, not the campaign's, so they only tip
+    the balance).
 
     A name that is merely often preceded by "in"/"into" becomes a place only when that is
     what most of its mentions look like.
     """
-    if c.type_votes:
-        kind, votes = c.type_votes.most_common(1)[0]
-        if votes >= 1.5:
-            return kind
+    score: Counter[str] = Counter()
+    score.update(c.type_votes)
+    if score and score.most_common(1)[0][1] >= 3:
+        return score.most_common(1)[0][0]
     if c.locative >= 2 and c.locative >= 0.4 * c.mentions:
-        return "location"
+        score["location"] += 1.0 + 0.5 * c.locative
     if c.speech >= 1:
-        return "npc"
-    return None
+        score["npc"] += 1.0 + 0.5 * c.speech
+    for label, n in c.ner.items():
+        kind = NER_TYPES.get(label)
+        # the small model calls many fantasy names a place: a label counts only when it is
+        # what most mentions got, and a place only when the text also puts it somewhere
+        if kind and 2 * n >= c.parsed and (kind != "location" or c.locative):
+            score[kind] += min(NER_CAP, NER_VOTE * n)
+    if not score:
+        return None
+    kind, votes = score.most_common(1)[0]
+    return kind if votes >= 1.5 else None
 
 
 def gather_candidates(
@@ -159,8 +204,8 @@ def gather_candidates(
         core_key = name_key(core)
         if not core or core_key in excluded or core_key in NOT_NAMES or core_key in MECHANICS:
             continue
-        if core_key in TITLES:
-            continue
+        if core_key in TITLES or _HYPHEN_WORD.search(core):
+            continue  # a bare title; "Scanlan-shaped" is a word made from a name
         if core.isupper():  # "THUNDERBRAND" shouted: keep the written form seen elsewhere
             core = core.title()
         c = candidates.setdefault(core_key, Candidate(name=core))
@@ -171,14 +216,25 @@ def gather_candidates(
             if title:
                 c.explicit = True
         _count_context(c, s.text[:start], s.text[end:])
-        if s.entry.speaker_role == "dm":
+        if narrated(s.entry):
             c.by_dm += 1
     return candidates
 
 
+MONOLOGUE_WORDS = 150
+
+
+def narrated(entry: Entry) -> bool:
+    """The DM's lines, and a player's long in-game monologue (a character's recorded
+    introduction): the story told, not table chatter."""
+    return entry.speaker_role == "dm" or len(entry.text.split()) >= MONOLOGUE_WORDS
+
+
 def _count_context(c: Candidate, before: str, after: str) -> None:
     """Votes and counts from the text around one mention."""
-    if m := _NAMED.search(before):
+    if _DEITY_BEFORE.search(before) or _DEITY_AFTER.match(after):
+        c.type_votes["concept"] += 2
+    elif m := _NAMED.search(before):
         c.explicit = True
         c.descriptions[m.group("desc")] += 1
         if kind := _noun_type(m.group("desc")):
@@ -203,6 +259,10 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
         if kind := _noun_type(desc.split()[0] if " of " in desc else desc):
             c.type_votes[kind] += 1.5
             c.descriptions[desc] += 1
+    if _ITEM_AFTER.match(after):
+        c.type_votes["item"] += 2
+    elif _PEOPLE_AFTER.match(after):
+        c.type_votes["faction"] += 2
     if _LOCATIVE_BEFORE.search(before):
         c.locative += 1
     if _MECHANIC_BEFORE.search(before) or _MECHANIC_AFTER.match(after):
@@ -262,3 +322,34 @@ def _stands_for(
         return False  # "Kraghammer" the city is not part of the joke "Tiberius Kraghammer"
     # a given name stands for the person; a surname only if the person is titled
     return target.split()[0] == k or any(split_descriptor(f)[1] for f in candidates[target].forms)
+
+
+# the parser's entity labels as type votes: weak, since it knows English, not the campaign
+NER_TYPES = {"PERSON": "npc", "GPE": "location", "LOC": "location", "FAC": "location"}
+NER_VOTE = 0.75
+NER_CAP = 2.0
+# what a name is never read as: a cry ("Oof"), a describing word ("Blazing"), a verb
+_WORDLIKE = frozenset({"INTJ", "ADJ", "ADV", "VERB", "AUX", "CCONJ", "SCONJ", "ADP"})
+GRAPH_VOTE = 3.0
+
+
+def add_parse_evidence(
+    candidates: dict[str, Candidate], spans: list[Span], docs: list[Doc]
+) -> None:
+    """Per mention: whether the parser read it as a proper noun, and its entity label (the
+    graph's, from the entity ruler, outweighs the model's). `docs` parallel the sentences."""
+    for si, start, end, surface in spans:
+        c = candidates.get(name_key(split_descriptor(surface)[2]))
+        doc = docs[si]
+        span = doc.char_span(start, end, alignment_mode="expand") if c else None
+        if c is None or span is None:
+            continue
+        c.parsed += 1
+        if span.root.pos_ not in _WORDLIKE:
+            c.nominal += 1
+        for ent in doc.ents:
+            if ent.start_char < end and start < ent.end_char:
+                c.ner[ent.label_] += 1
+                if kind := graph_type(ent.label_):
+                    c.type_votes[kind] += GRAPH_VOTE
+                break

@@ -27,6 +27,7 @@ from glyphoxa_pipelines.processing.extraction.results import (
     LLM_EXTRACTOR_VERSION,
     ExtractionResult,
 )
+from glyphoxa_pipelines.processing.extraction.story import story_sentences
 
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
@@ -44,6 +45,62 @@ LLM_SYSTEM = (
     '"confidence": 0..1, "assertion": "stated" or "inferred"}]}. Prefer precision: omit '
     "anything uncertain."
 )
+
+
+_ENTITY_TYPES = [t for t in ENTITY_TYPES if t != "episode"]
+# Structured outputs: endpoints that support them return exactly this shape (strict mode
+# needs every property required and no others); the others get the same shape from the prompt.
+EXTRACTION_SCHEMA: dict[str, Any] = {
+    "name": "knowledge_graph",
+    "strict": True,
+    "schema": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["entities", "relationships"],
+        "properties": {
+            "entities": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["name", "type", "aliases", "description"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "type": {"type": "string", "enum": _ENTITY_TYPES},
+                        "aliases": {"type": "array", "items": {"type": "string"}},
+                        "description": {"type": "string"},
+                    },
+                },
+            },
+            "relationships": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": [
+                        "source", "type", "target", "evidence", "confidence", "assertion"
+                    ],
+                    "properties": {
+                        "source": {"type": "string"},
+                        "type": {"type": "string"},
+                        "target": {"type": "string"},
+                        "evidence": {"type": "string"},
+                        "confidence": {"type": "number"},
+                        "assertion": {"type": "string", "enum": ["stated", "inferred"]},
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def _in_game_entries(entries: Sequence[Entry]) -> list[Entry]:
+    """The entries cut to their in-game sentences (table talk never reaches the model)."""
+    kept: dict[int, list[str]] = {}
+    for s in story_sentences(entries):
+        kept.setdefault(id(s.entry), []).append(s.text)
+    return [replace(e, text=" ".join(kept[id(e)])) for e in entries if id(e) in kept]
 
 
 def _llm_windows(entries: Sequence[Entry], max_words: int) -> list[list[Entry]]:
@@ -93,10 +150,10 @@ def extract_knowledge_llm(
     def ask(window: list[Entry]) -> tuple[list[Entry], dict[str, Any] | None]:
         transcript = "\n".join(f"{e.speaker_name} ({e.speaker_role}): {e.text}" for e in window)
         user = f"Known entities: {known or '(none)'}\n\nTranscript:\n{transcript}"
-        return window, llm.complete_json(LLM_SYSTEM, user)
+        return window, llm.complete_json(LLM_SYSTEM, user, schema=EXTRACTION_SCHEMA)
 
     with ThreadPoolExecutor(max_workers=max(1, llm.concurrency)) as pool:
-        answers = list(pool.map(ask, _llm_windows(entries, window_words)))
+        answers = list(pool.map(ask, _llm_windows(_in_game_entries(entries), window_words)))
 
     facts: list[Fact] = []
     for window, answer in answers:

@@ -142,7 +142,17 @@ def scan_spans(sentences: list[Sentence], stats: WordStats) -> list[Span]:
                 and normalize_name(tok) not in NOT_NAMES
                 and _head_noun_run_ends(tokens, i + 1)
             )
-            if not (is_title or head_run or stats.is_name_word(tok, sentence_start)):
+            title_case_run = (  # "the Bad News", "the Platinum Dragon": one Title Case name
+                not sentence_start
+                and tok[0].isupper()
+                and normalize_name(tok) not in NOT_NAMES
+                and i + 1 < len(tokens)
+                and tokens[i + 1][0][:1].isupper()
+                and normalize_name(tokens[i + 1][0]) not in NOT_NAMES
+            )
+            if not (
+                is_title or head_run or title_case_run or stats.is_name_word(tok, sentence_start)
+            ):
                 i += 1
                 continue
             j = i + 1
@@ -155,6 +165,9 @@ def scan_spans(sentences: list[Sentence], stats: WordStats) -> list[Span]:
                     j += 1
                 elif t[0].isupper() and _head_noun_run_ends(tokens, j):
                     last_good, end = j, tokens[j][2]  # "Iron Hearth Tavern": common words
+                    j += 1
+                elif t[0].isupper() and t.isalpha() and normalize_name(t) not in NOT_NAMES:
+                    last_good, end = j, tokens[j][2]  # "Platinum Dragon": Title Case goes on
                     j += 1
                 else:
                     break  # never across "of": "Kima of Vord" is Kima, then Vord

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,18 +20,21 @@ from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.models import ENTITY_TYPES, Entity, Entry, Relationship
 from glyphoxa_pipelines.processing.extraction.candidates import (
     Candidate,
+    add_parse_evidence,
     choose_type,
     gather_candidates,
     merge_name_parts,
 )
+from glyphoxa_pipelines.processing.extraction.characters import Cast, addressee, read_cast
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
     WordStats,
     scan_spans,
-    session_sentences,
 )
+from glyphoxa_pipelines.processing.extraction.nlp import known_names_ruler, parse
 from glyphoxa_pipelines.processing.extraction.relations import (
     Fact,
+    base_confidence,
     merge_facts,
     pattern_facts,
 )
@@ -45,10 +48,14 @@ from glyphoxa_pipelines.processing.extraction.results import (
     EXTRACTOR_VERSION,
     ExtractionResult,
 )
+from glyphoxa_pipelines.processing.extraction.story import story_sentences
+from glyphoxa_pipelines.processing.extraction.svo import Speakers, svo_facts
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 
 if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
     from glyphoxa_pipelines.providers.embeddings import Embedder
 
 
@@ -80,17 +87,23 @@ def extract_knowledge(
     session_id = session_id or entries[0].session_id
     resolver = EntityResolver(existing, embedder=embedder)
     excluded = _out_of_world_names(entries, exclude_names)
+    known = [(n, e.type) for e in existing for n in [e.name, *e.aliases]]
 
-    sentences = session_sentences(entries)
+    sentences = story_sentences(entries, world_names=[n for n, _ in known])
+    docs = parse([s.text for s in sentences], known_names_ruler(known))
     spans = scan_spans(sentences, WordStats(sentences))
     candidates = gather_candidates(sentences, spans, excluded)
+    add_parse_evidence(candidates, spans, docs)
     merged_into = merge_name_parts(candidates, resolver)
+    cast = read_cast(entries, excluded)
 
-    rule = _KeepRule(min_mentions, has_dm=any(e.speaker_role == "dm" for e in entries))
-    found = _SessionEntities(existing, campaign_id, session_id, resolver)
+    rule = _KeepRule(min_mentions, excluded, cast)
+    found = _SessionEntities(existing, campaign_id, session_id, resolver, cast)
     found.resolve_or_create(candidates, merged_into, rule)
 
-    mentions = _SentenceMentions(sentences, found.all_entities(), found.new_aliases, excluded)
+    entities = found.all_entities()
+    mentions = _SentenceMentions(sentences, entities, found.new_aliases, excluded)
+    mentions.read_facts(sentences, docs, entities, _speakers(entries, sentences, cast, entities))
     relationships = merge_facts(mentions.facts, campaign_id, session_id, review_threshold)
     relationships += _cooccurrence_facts(
         mentions,
@@ -110,6 +123,32 @@ def extract_knowledge(
     )
 
 
+_REPLY_CHARS = 120
+
+
+def _speakers(
+    entries: list[Entry], sentences: list[Sentence], cast: Cast, entities: dict[str, Entity]
+) -> list[Speakers]:
+    """Per sentence, the entities "I" and "you" stand for (see `characters`)."""
+    by_key: dict[str, str] = {}
+    for e in entities.values():
+        if e.type == "player":
+            for name in [e.name, *e.aliases]:
+                by_key.setdefault(name_key(name), e.id)
+    index_of = {id(e): i for i, e in enumerate(entries)}
+    out = []
+    for s in sentences:
+        entry = s.entry
+        me = you = None
+        if entry.speaker_role == "player" and not s.quoted:
+            me = by_key.get(cast.character_of(entry.speaker_name) or "")
+        elif entry.speaker_role == "dm" and not s.quoted and len(entry.text) <= _REPLY_CHARS:
+            # a short DM turn answers the player before it; a long one narrates to the party
+            you = by_key.get(addressee(entries, index_of[id(entry)], cast) or "")
+        out.append(Speakers(me, you))
+    return out
+
+
 def _out_of_world_names(entries: list[Entry], exclude_names: Iterable[str]) -> set[str]:
     """Name keys of the people at the table: every speaker but an NPC's voice, plus extras."""
     excluded = {name_key(n) for n in exclude_names}
@@ -122,6 +161,11 @@ def _out_of_world_names(entries: list[Entry], exclude_names: Iterable[str]) -> s
     return excluded
 
 
+def _alias_form(form: str) -> bool:
+    """A possessive ("Trinket's") is a way of writing a mention, not another name."""
+    return not re.search(r"['’]s?$", form)
+
+
 def _common_word(key: str) -> bool:
     from wordfreq import zipf_frequency  # loads its word lists: only when a name needs it
 
@@ -130,36 +174,60 @@ def _common_word(key: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _KeepRule:
-    """Which candidates the graph does not know become new entities."""
+    """Which candidates the graph does not know become new entities, and as what."""
 
     min_mentions: int
-    has_dm: bool
+    excluded: Set[str]
+    cast: Cast
 
     def kind(self, k: str, c: Candidate, kind: str | None) -> str | None:
         """The type a candidate not in the graph is created with, or None to drop it."""
-        if c.mentions < self.min_mentions and not c.explicit:
+        if any(part in self.excluded for part in k.split()):
+            return None  # "Ashley Johnson", "Matthew Mercer": the cast by their full names
+        if self.cast.is_character(k) or any(self.cast.is_character(name_key(f)) for f in c.forms):
+            return "player"  # answered to at the table by one player: their character
+        strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
+        # once is enough for a place or people the DM names with a cue: "Kima of Vord"
+        once_ok = strong and c.by_dm and kind in ("location", "faction")
+        if c.mentions < self.min_mentions and not c.explicit and not once_ok:
             return None
         if c.mechanic and c.mechanic >= 0.3 * c.mentions:
             return None  # "I cast Stoneskin", "my Sneak Attack damage"
         if len(k.split()) == 1 and any(k in nouns for nouns, _ in NOUN_TYPES):
             return None  # "Council", "Brotherhood": a capitalized common noun, not a name
-        strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
-        if self.has_dm and not c.by_dm and not c.explicit and not strong:
-            return None  # never voiced by the DM, no cue: table talk (films, streamers, jokes)
+        if not c.by_dm:
+            return None  # never in the DM's story: table talk (films, streamers, jokes)
+        if c.parsed and 2 * c.nominal < c.parsed and not c.explicit:
+            return None  # "Oof", "Blazing": capitalized, but the parser reads a word
+        if c.ner and set(c.ner) <= _NOT_NAME_LABELS:
+            return None  # "Tuesday", "Three", "Persian": a date, a number, a nationality
         if kind is None:
             if c.mentions < max(3, self.min_mentions) or _common_word(k):
                 return None  # "Role", "News": capitalized words with no sign of being names
             kind = "npc"
+        elif not strong and _common_word(k):
+            return None
         return kind if len(k) >= 3 else None
+
+
+_NOT_NAME_LABELS = frozenset(
+    "DATE TIME CARDINAL ORDINAL MONEY QUANTITY PERCENT NORP LANGUAGE LAW".split()
+)
 
 
 class _SessionEntities:
     """Candidates resolved to graph entities (their new spellings become aliases) or created."""
 
     def __init__(
-        self, existing: list[Entity], campaign_id: str, session_id: str, resolver: EntityResolver
+        self,
+        existing: list[Entity],
+        campaign_id: str,
+        session_id: str,
+        resolver: EntityResolver,
+        cast: Cast,
     ) -> None:
         self.existing = existing
+        self.cast = cast
         self.campaign_id = campaign_id
         self.session_id = session_id
         self.resolver = resolver
@@ -204,9 +272,9 @@ class _SessionEntities:
         entity = self.resolver.entities[hit.entity_id]
         known = {name_key(n) for n in [entity.name, *entity.aliases]}
         for form in surface_forms:
-            _, _, core = split_descriptor(form)
-            for alias in (form, core):
-                if name_key(alias) in known or not alias[:1].isupper():
+            _, title, core = split_descriptor(form)
+            for alias in (core,) if title else (form, core):
+                if name_key(alias) in known or not alias[:1].isupper() or not _alias_form(alias):
                     continue
                 known.add(name_key(alias))
                 if hit.entity_id in self.new_entities:
@@ -224,9 +292,17 @@ class _SessionEntities:
         self.taken_ids.add(entity_id)
         aliases: list[str] = []
         for form in surface_forms:
-            if name_key(form) != k and form not in aliases:
+            _, title, core = split_descriptor(form)
+            form = core if title else form  # "King Murghol": the title goes to attributes
+            if name_key(form) != k and form not in aliases and _alias_form(form):
                 aliases.append(form)
         attributes: dict[str, Any] = {"mentions": c.mentions}
+        if kind == "player":
+            player = self.cast.played_by.get(k) or next(
+                (self.cast.played_by[name_key(f)] for f in c.forms
+                 if name_key(f) in self.cast.played_by), None)
+            if player:
+                attributes["played_by"] = player
         if c.descriptions:
             attributes["description"] = c.descriptions.most_common(1)[0][0]
         titles = {split_descriptor(f)[1] for f in surface_forms} - {""}
@@ -268,12 +344,14 @@ class _SentenceMentions:
         self.counts: Counter[str] = Counter()
         self.pair_counts: Counter[tuple[str, str]] = Counter()
         self.pair_evidence: dict[tuple[str, str], Sentence] = {}
+        self.spans: list[list[tuple[int, int, str]]] = []
         for s in sentences:
             # one id per span (an ambiguous alias mentions nobody for fact purposes)
             by_span: dict[tuple[int, int], list[str]] = defaultdict(list)
             for m in finder.find(s.text):
                 by_span[(m.start, m.end)].append(m.entity_id)
             spans = [(a, b, ids[0]) for (a, b), ids in sorted(by_span.items()) if len(ids) == 1]
+            self.spans.append(spans)
             for _, _, eid in spans:
                 self.counts[eid] += 1
             self.facts += pattern_facts(s, spans, entities)
@@ -282,6 +360,19 @@ class _SentenceMentions:
                 for b in ids_here[i + 1 :]:
                     self.pair_counts[(a, b)] += 1
                     self.pair_evidence.setdefault((a, b), s)
+
+
+    def read_facts(
+        self,
+        sentences: list[Sentence],
+        docs: list[Doc],
+        entities: dict[str, Entity],
+        speakers: list[Speakers],
+    ) -> None:
+        """Add the dependency parse's subject-verb-object facts of every sentence."""
+        for s, doc, spans, who in zip(sentences, docs, self.spans, speakers, strict=True):
+            if len(spans) + (who.me is not None) + (who.you is not None) >= 2:
+                self.facts += svo_facts(s, doc, spans, entities, who, base_confidence)
 
 
 def _cooccurrence_facts(

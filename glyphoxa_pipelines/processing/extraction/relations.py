@@ -167,7 +167,7 @@ SOURCE_TYPES: dict[str, set[str]] = {
 }
 
 
-def _type_ok(rel_type: str, source: Entity, target: Entity) -> bool:
+def type_ok(rel_type: str, source: Entity, target: Entity) -> bool:
     if source.id == target.id:
         return False
     src_ok = rel_type not in SOURCE_TYPES or source.type in SOURCE_TYPES[rel_type]
@@ -189,7 +189,7 @@ class Fact:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
-def _base_confidence(sentence: Sentence) -> float:
+def base_confidence(sentence: Sentence) -> float:
     """Narration by the DM is the most reliable; quoted NPC speech and table talk less so."""
     if sentence.entry.speaker_role == "dm":
         return 0.78 if sentence.quoted else 0.88
@@ -205,7 +205,7 @@ def pattern_facts(
     """Facts stated between consecutive mentions of one sentence."""
     out: list[Fact] = []
     text = s.text
-    base = _base_confidence(s)
+    base = base_confidence(s)
     for i in range(len(spans) - 1):
         a_start, a_end, a = spans[i]
         b_start, b_end, b = spans[i + 1]
@@ -234,7 +234,7 @@ def pattern_facts(
                     src, dst = a, b  # "A's son B": A parent_of B
                 if rel_type == "owns":
                     src, dst = a, b
-                if _type_ok(rel_type, entities[src], entities[dst]):
+                if type_ok(rel_type, entities[src], entities[dst]):
                     out.append(Fact(src, dst, rel_type, base - 0.03, "stated", text, s.entry,
                                      {"role": role}))
                 continue
@@ -245,20 +245,20 @@ def pattern_facts(
                 rel_type, reverse = ROLE_TYPES[role]
                 src, dst = (b, a) if reverse else (a, b)
                 appositive = between.lstrip().startswith(",")
-                if _type_ok(rel_type, entities[src], entities[dst]):
+                if type_ok(rel_type, entities[src], entities[dst]):
                     out.append(Fact(src, dst, rel_type, base - (0.05 if appositive else 0),
                                      "stated", text, s.entry, {"role": " ".join(role_words)}))
                 continue
         # "Kima of Vord" inside one span was split by the finder into two mentions
         if _OF_LINK.fullmatch(between) and ea.type in ("npc", "player"):
             rel_type = "member_of" if eb.type == "faction" else "comes_from"
-            if _type_ok(rel_type, ea, eb):
+            if type_ok(rel_type, ea, eb):
                 out.append(Fact(a, b, rel_type, base - 0.2, "inferred", text, s.entry))
             continue
         for regex, rel_type, reverse in _REL_PATTERNS:
             if regex.match(between):
                 src, dst = (b, a) if reverse else (a, b)
-                if _type_ok(rel_type, entities[src], entities[dst]):
+                if type_ok(rel_type, entities[src], entities[dst]):
                     out.append(Fact(src, dst, rel_type, base, "stated", text, s.entry))
                 break
     return out

@@ -1,0 +1,148 @@
+"""Who plays whom: the players' characters, read from how the DM talks to the table.
+
+A DM addresses characters by name ("Grog, your sight focuses", "What do you do, Scanlan?")
+and the player of that character answers, or has just spoken. Counting which speaker sits
+next to each name the DM calls out gives, per name, the player behind it. Such a name is a
+player character (type `player`), never an NPC, and it is also the simplest coreference the
+table offers: a player's "I" is their character, and the DM's "you" is the character of the
+player the DM is answering.
+
+The speaker labels themselves (the cast's real names) are never characters: they are
+excluded before this runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence, Set
+from dataclasses import dataclass, field
+
+from glyphoxa_pipelines.memory.models import Entry
+from glyphoxa_pipelines.processing.extraction.resolution import name_key
+from glyphoxa_pipelines.processing.extraction.vocabulary import NOT_NAMES
+
+_NAME = r"[A-Z][\w'’\-]+"
+# "Grog, don't." / "Come on, Grog!" / "What do you do, Scanlan?": a name called out
+_VOCATIVE = re.compile(
+    rf"(?:^|[.!?]\s+)(?P<a>{_NAME})[,!?](?:\s|$)|,\s*(?P<b>{_NAME})\s*[.?!]+\s*$"
+)
+# "Clarota says, (raspy voice) \"...\"": the DM voices only NPCs
+_VOICED = re.compile(
+    rf"(?P<name>{_NAME})\s+(?:says|goes|asks|replies|whispers|shouts|growls|hisses)\b[^\"“]{{0,60}}[\"“]"
+)
+MIN_VOTES = 2
+MIN_SHARE = 0.5
+MAX_OWN_SHARE = 0.2  # a player seldom says their own character's name
+
+
+@dataclass(frozen=True, slots=True)
+class Cast:
+    """The player behind each character name (name key -> speaker label), and back."""
+
+    played_by: dict[str, str] = field(default_factory=dict)
+    characters: dict[str, list[str]] = field(default_factory=dict)  # speaker -> name keys
+
+    def is_character(self, key: str) -> bool:
+        return key in self.played_by
+
+    def character_of(self, speaker: str) -> str | None:
+        """The main name of the speaker's character (most voted), if known."""
+        names = self.characters.get(speaker)
+        return names[0] if names else None
+
+
+def _common_word(key: str) -> bool:
+    """"However,", "Ooh,": called out like names, but words."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(key, "en") >= 3.9
+
+
+_INTRODUCES = re.compile(
+    rf"\b(?:I am|I'm|my name is|call me)\s+(?P<name>{_NAME}(?: {_NAME})?)"
+)
+_CAPITALIZED = re.compile(rf"(?<![.!?]\s)(?<!^)\b{_NAME}")
+MONOLOGUE_WORDS = 150
+
+
+def _monologue_subject(text: str, excluded: Set[str]) -> str | None:
+    """The character a player's long monologue is about (a recorded introduction): the
+    name they introduce themselves as, else the name it repeats most, if it repeats."""
+    if len(text.split()) < MONOLOGUE_WORDS:
+        return None
+    if (m := _INTRODUCES.search(text)) and name_key(m.group("name")) not in excluded:
+        return name_key(m.group("name"))
+    counts = Counter(
+        k.split("'")[0]  # "Vax'ildan" and "Vax" are one name told two ways
+        for m in _CAPITALIZED.finditer(text)
+        if (k := name_key(re.sub(r"['’]s$", "", m.group(0)))) not in excluded
+        and k not in NOT_NAMES
+        and not _common_word(k)
+    )
+    if counts:
+        k, n = counts.most_common(1)[0]
+        if n >= 3:
+            return k
+    return None
+
+
+def _single_speaker(entry: Entry | None) -> str | None:
+    if entry is None or entry.speaker_role not in ("player", "dm") or "," in entry.speaker_name:
+        return None
+    return entry.speaker_name
+
+
+def read_cast(entries: Sequence[Entry], excluded: Set[str]) -> Cast:
+    """Character names and their players: a name called out at the table is answered by
+    its player in the next turn, and that player seldom says it themselves."""
+    answered: dict[str, Counter[str]] = defaultdict(Counter)
+    said: dict[str, Counter[str]] = defaultdict(Counter)
+    voiced_by_dm: set[str] = set()
+    for i, entry in enumerate(entries):
+        if entry.speaker_role == "dm":
+            voiced_by_dm |= {name_key(m.group("name")) for m in _VOICED.finditer(entry.text)}
+        speaker = _single_speaker(entry)
+        if speaker is None:
+            continue
+        if entry.speaker_role == "player" and (own := _monologue_subject(entry.text, excluded)):
+            answered[own][speaker] += MIN_VOTES  # "I am Tiberius Stormwind. I hail from..."
+        called = {name_key(m.group("a") or m.group("b")) for m in _VOCATIVE.finditer(entry.text)}
+        called = {k for k in called - excluded if k not in NOT_NAMES and not _common_word(k)}
+        for k in called:
+            said[k][speaker] += 1
+        after = entries[i + 1] if i + 1 < len(entries) else None
+        answer = _single_speaker(after)
+        if answer is None or answer == speaker or after is None or after.speaker_role != "player":
+            continue
+        for k in called:
+            answered[k][answer] += 1
+    played_by: dict[str, str] = {}
+    taken: set[str] = set()
+    # most answered first: a player plays one character, so a second name is an NPC they
+    # talk with (or a nickname the merge of name parts folds in anyway)
+    for k, counter in sorted(answered.items(), key=lambda kv: -kv[1].most_common(1)[0][1]):
+        player, n = counter.most_common(1)[0]
+        if k in voiced_by_dm or player in taken:
+            continue
+        own = said[k][player]
+        if (
+            n >= MIN_VOTES
+            and n >= MIN_SHARE * sum(counter.values())
+            and own <= MAX_OWN_SHARE * sum(said[k].values())
+        ):
+            played_by[k] = player
+            taken.add(player)
+    by_player: dict[str, list[str]] = defaultdict(list)
+    for k in sorted(played_by, key=lambda k: -answered[k][played_by[k]]):
+        by_player[played_by[k]].append(k)
+    return Cast(played_by, dict(by_player))
+
+
+def addressee(entries: Sequence[Entry], index: int, cast: Cast) -> str | None:
+    """The character the DM's turn `index` speaks to: the one whose player spoke last."""
+    for j in range(index - 1, max(-1, index - 3), -1):
+        if entries[j].speaker_role == "player":
+            speaker = _single_speaker(entries[j])
+            return cast.character_of(speaker) if speaker else None
+    return None

@@ -1,0 +1,105 @@
+"""The offline extractor's reading of the table: who plays whom, what is table talk, and the
+facts the dependency parse reads. Pure functions over plain entries (no database)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from glyphoxa_pipelines.memory.models import Entity, Entry
+from glyphoxa_pipelines.processing.extraction import extract_knowledge
+from glyphoxa_pipelines.processing.extraction.characters import read_cast
+
+START = datetime(2026, 3, 1, 19, 0, tzinfo=UTC)
+
+
+def entries(lines: list[tuple[str, str]]) -> list[Entry]:
+    return [
+        Entry(
+            id=n + 1, campaign_id="c1", session_id="s1", idempotency_key=f"k{n}",
+            speaker_id=s.lower(), speaker_name=s, speaker_role="dm" if s == "MATT" else "player",
+            raw_text=t, text=t, npc_id=None, spoken_at=START + timedelta(seconds=10 * n),
+            duration_s=5.0,
+        )
+        for n, (s, t) in enumerate(lines)
+    ]
+
+
+TABLE = [
+    ("MATT", "You enter the dwarven city of Kraghammer. The guards of Kraghammer watch you."),
+    ("LAURA", "Grog, put the axe away."),
+    ("TRAVIS", "Fine, fine."),
+    ("MATT", "Clarota says, (raspy voice) \"Stay close to me.\""),
+    ("LAURA", "Clarota, are you hurt?"),
+    ("TRAVIS", "He looks hurt."),
+    ("SAM", "Grog, lift the gate!"),
+    ("TRAVIS", "I lift it."),
+    ("MATT", "You watch as Grog lifts the gate. Everyone cheers for Grog."),
+    ("MATT", "Clarota nods. Clarota walks ahead into Emberhold, the city of Emberhold."),
+    ("MATT", "Thank you David Norris for the chicken! Check out David Norris on the chat."),
+    ("SAM", "Oof!"),
+    ("MATT", "Oof! The stone door of Emberhold grinds open. King Murghol rules Emberhold."),
+    ("LIAM", "Oof, that's heavy."),
+    ("MATT", "King Murghol rules Emberhold with an iron fist."),
+]
+
+
+def test_a_name_the_table_calls_and_one_player_answers_is_their_character() -> None:
+    cast = read_cast(entries(TABLE), excluded={"matt", "laura", "travis", "sam", "liam"})
+    assert cast.played_by == {"grog": "TRAVIS"}  # Clarota is voiced by the DM: an NPC
+    assert cast.character_of("TRAVIS") == "grog"
+
+
+def test_a_player_introducing_their_character_names_it() -> None:
+    intro = "I am Tiberius Stormwind. I hail from a town called Ty'rex. " + "I study. " * 150
+    cast = read_cast(entries([("ORION", intro)]), excluded={"orion"})
+    assert cast.played_by == {"tiberius stormwind": "ORION"}
+
+
+def test_table_talk_and_junk_never_become_entities() -> None:
+    result = extract_knowledge(entries(TABLE), [])
+    by_name = {e.name: e.type for e in result.entities}
+    assert by_name["Emberhold"] == "location"
+    assert by_name["Kraghammer"] == "location"
+    assert by_name["Grog"] == "player"
+    assert by_name["Murghol"] == "npc"
+    assert not {"David Norris", "Norris", "Oof", "Laura", "Travis"} & set(by_name)
+    names = {e.id: e.name for e in result.entities}
+    facts = {(names[r.source_id], r.rel_type, names[r.target_id]) for r in result.relationships}
+    assert ("Murghol", "leader_of", "Emberhold") in facts
+
+
+def test_the_dependency_parse_reads_a_fact_the_surface_patterns_miss() -> None:
+    graph = [
+        Entity("c1", "clarota", "npc", "Clarota"),
+        Entity("c1", "kima", "npc", "Lady Kima", ["Kima"]),
+        Entity("c1", "emberhold", "location", "Emberhold"),
+    ]
+    lines = [
+        ("MATT", "In the dark cell, Clarota quietly frees Kima from her chains."),
+        ("MATT", "Kima and Clarota then travel into Emberhold together."),
+    ]
+    result = extract_knowledge(entries(lines), graph)
+    facts = {(r.source_id, r.rel_type, r.target_id): r for r in result.relationships}
+    rescued = facts[("clarota", "rescued", "kima")]
+    assert rescued.attributes["method"] == "dependency"
+    assert rescued.evidence.startswith("In the dark cell")
+    assert ("kima", "travelled_to", "emberhold") in facts
+    assert ("clarota", "travelled_to", "emberhold") in facts
+
+
+def test_a_players_i_is_their_character() -> None:
+    graph = [
+        Entity("c1", "grog", "player", "Grog", attributes={"played_by": "TRAVIS"}),
+        Entity("c1", "kevdak", "npc", "Kevdak"),
+    ]
+    lines = [
+        ("LAURA", "Grog, what now?"),
+        ("TRAVIS", "Nothing."),
+        ("SAM", "Grog, look!"),
+        ("TRAVIS", "I attack Kevdak with my axe."),
+    ]
+    result = extract_knowledge(entries(lines), graph)
+    fact = next(r for r in result.relationships if r.rel_type == "attacked")
+    assert (fact.source_id, fact.target_id) == ("grog", "kevdak")
+    assert fact.attributes["coreference"] == "speaker"
+    assert fact.confidence < 0.7 and fact.status == "pending"  # coreference: DM review
