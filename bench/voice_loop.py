@@ -1,16 +1,21 @@
 """The voice loop on real (synthesized) speech: demo-campaign lines spoken by piper, answered
 by the loop against the real service on an embedded PostgreSQL and a local streaming chat stub.
 
-Reports, per stage, median and p95 in milliseconds from the moment the VAD closed the
-utterance: transcript ready, L1 written, hot context ready, first LLM token, first audio,
-turn done; the memory's share (write + hot context); the STT real-time factor; and keyword
-boosting measured on the same audio transcribed with and without the campaign's names as
-hotwords (entity-name error rate: reference names not heard exactly; word error rate).
-Deterministic: lines and speaking rates come from a seeded draw, piper runs without noise.
-Ends with one JSON line.
+Each line is answered once per *path* (`--paths`, recipes in `PATHS`: the loop as first
+built, "whole", against "streaming"; two more isolate one change each), the paths taking
+turns going first, all in one run so the machine's load falls on them alike. Reports per
+path, median and p95 in milliseconds from the moment the VAD closed the utterance (itself
+500 ms after the last loud frame): transcript ready, L1 written, hot context ready, first LLM
+token, first audio, turn done; the memory's share (write + hot context, and each); the STT
+real-time factor of every decode (partials and finals); how much audio the final decode still
+had to take; how late the event loop woke up (a CPU-bound neighbour in its thread shows
+here); WER of the final transcripts. `--boosting` adds keyword boosting: the same audio
+transcribed with and without the campaign's names as hotwords (entity-name error rate:
+reference names not heard exactly; word error rate). Deterministic input: lines and
+speaking rates come from a seeded draw, piper runs without noise. Ends with one JSON line.
 
     pip install -e '.[speech]'
-    python bench/voice_loop.py --lines 16
+    python bench/voice_loop.py --lines 10 [--paths whole,streaming] [--boosting]
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +44,15 @@ from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader  # noqa: 
 from glyphoxa_pipelines.config import Settings  # noqa: E402
 from glyphoxa_pipelines.db import Database, embedded, resolve_url  # noqa: E402
 from glyphoxa_pipelines.demo import SAMPLE_CAMPAIGN, SAMPLE_SESSIONS_DIR  # noqa: E402
-from glyphoxa_pipelines.providers.speech import SpeechToText, TextToSpeech  # noqa: E402
+from glyphoxa_pipelines.providers.speech import (  # noqa: E402
+    SpeechToText,
+    TextToSpeech,
+    Transcript,
+)
 from realtime.service import MemoryService  # noqa: E402
 from realtime.voice.audio import BufferSink, WavSource  # noqa: E402
 from realtime.voice.chat import OpenAIChat  # noqa: E402
+from realtime.voice.engines import live_whisper  # noqa: E402
 from realtime.voice.hotwords import hotwords_text, ranked_names  # noqa: E402
 from realtime.voice.loop import VoiceConfig, VoiceLoop  # noqa: E402
 from tests.voice.chat_stub import StreamingChatStub  # noqa: E402
@@ -93,19 +105,87 @@ def pick_lines(names: list[str], count: int, seed: int) -> list[tuple[str, float
     return [(line, rng.choice(RATES)) for line in lines[:count]]
 
 
+@dataclass(frozen=True)
+class Path_:
+    """One way of running the loop, compared side by side with the others in one run."""
+
+    name: str
+    engine: Callable[[], SpeechToText]
+    streaming: bool
+    stt_worker: bool
+
+
+PATHS = {
+    # the loop as first built: whole-utterance decodes in faster-whisper's 30 s window,
+    # on asyncio's shared thread pool, the engine's default threads
+    "whole": Path_("whole", SpeechToText, streaming=False, stt_worker=False),
+    # the same decodes, the encoder on the utterance (isolates the STT settings)
+    "whole-short": Path_("whole-short", live_whisper, streaming=False, stt_worker=False),
+    # rolling passes + early final, short window, one STT thread of the loop's own
+    "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True),
+    # the same on the shared pool (isolates the worker thread)
+    "streaming-pool": Path_("streaming-pool", live_whisper, streaming=True, stt_worker=False),
+}
+
+
+class TimedRecognizer:
+    """The engine, with each decode's wall time and audio length kept (real-time factor)."""
+
+    def __init__(self, engine: SpeechToText) -> None:
+        self.engine = engine
+        self.calls: list[tuple[float, float]] = []  # (seconds taken, seconds of audio)
+
+    def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
+                   ) -> Transcript:
+        t = time.perf_counter()
+        out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
+        self.calls.append((time.perf_counter() - t, len(samples) / sample_rate))
+        return out
+
+
+async def loop_lag(lags: list[float], stop: asyncio.Event, every_s: float = 0.005) -> None:
+    """How late the event loop wakes up: what a CPU-bound neighbour costs the memory work."""
+    while not stop.is_set():
+        t = time.perf_counter()
+        await asyncio.sleep(every_s)
+        lags.append((time.perf_counter() - t - every_s) * 1000)
+
+
+def boosting(tts: TextToSpeech, stt: SpeechToText, lines: list[tuple[str, float]],
+             boost: str, all_names: list[str]) -> dict[str, Any]:
+    """Entity-name error and WER with and without the campaign's names as hotwords."""
+    counts = {"plain": [0, 0, 0, 0], "boosted": [0, 0, 0, 0]}  # name miss, names, wer, words
+    for text, rate in lines:
+        audio = tts.synthesize(text, length_scale=rate)
+        for label, hot in (("plain", None), ("boosted", boost)):
+            heard = stt.transcribe(audio.samples, audio.sample_rate, hotwords=hot).text
+            m, n = name_misses(text, heard, all_names)
+            e, w = wer(text, heard)
+            c = counts[label]
+            c[0], c[1], c[2], c[3] = c[0] + m, c[1] + n, c[2] + e, c[3] + w
+    return {label: {"entity_error_rate": round(c[0] / max(c[1], 1), 3), "names": c[1],
+                    "wer": round(c[2] / max(c[3], 1), 3)} for label, c in counts.items()}
+
+
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
     with Database(url, max_size=2) as db:
         cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
     svc = MemoryService(url, settings=settings)
     await svc.open(warm_embedder=False)
     stub = StreamingChatStub()
-    stt, tts = SpeechToText(), TextToSpeech()
+    paths = [PATHS[name] for name in args.paths.split(",")]
+    tts = TextToSpeech()
     t = time.perf_counter()
-    stt.load()
+    engines = {p.name: TimedRecognizer(p.engine()) for p in paths}
+    for timed in engines.values():
+        timed.engine.load()
     tts.load()
     load_s = time.perf_counter() - t
     # the query encoder loads on the first search: warm it so turn 1 measures a turn
     await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
+    per: dict[str, dict[str, list[float]]] = {
+        p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "tail_s", "early", "wer",
+                                 "words", "lag")} for p in paths}
     try:
         entities = list((await svc.names(cid)).entities.values())  # type: ignore[union-attr]
         by_name = {e.name: e for e in entities}
@@ -116,80 +196,118 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
         lines = pick_lines(all_names, args.lines, args.seed)
-        stage: dict[str, list[float]] = {s: [] for s in STAGES}
-        memory, rtf_final = [], []
-        counts = {"plain": [0, 0, 0, 0], "boosted": [0, 0, 0, 0]}  # name miss, names, wer, words
         for i, (text, rate) in enumerate(lines):
             audio = tts.synthesize(text, length_scale=rate)
-            for label, hot in (("plain", None), ("boosted", boost)):
-                heard = stt.transcribe(audio.samples, audio.sample_rate, hotwords=hot).text
-                m, n = name_misses(text, heard, all_names)
-                e, w = wer(text, heard)
-                c = counts[label]
-                c[0], c[1], c[2], c[3] = c[0] + m, c[1] + n, c[2] + e, c[3] + w
-            config = VoiceConfig(session.id, npc, partial_every_s=0 if args.fast else 1.0)
-            loop = VoiceLoop(svc, config, stt=stt,
-                             chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
-                             sink=BufferSink())
-            source = WavSource(audio, speaker_id="player", realtime=not args.fast)
-            [turn] = await loop.run(source)
-            for s in STAGES:
-                if s in turn.timings:
-                    stage[s].append(turn.timings[s])
-            memory.append(turn.timings["hot_context"] - turn.timings["transcript"])
-            rtf_final.append(turn.timings["transcript"] / 1000 / max(turn.speech_s, 1e-3))
-            print(f"[{i + 1}/{len(lines)}] {turn.speech_s:4.1f}s speech, transcript "
-                  f"{turn.timings['transcript']:6.0f} ms, first audio "
-                  f"{turn.timings.get('first_audio', float('nan')):6.0f} ms: {turn.text[:60]!r}",
-                  flush=True)
+            order = paths if i % 2 == 0 else paths[::-1]  # neither path always goes first
+            for path in order:
+                config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
+                                     streaming=path.streaming, stt_worker=path.stt_worker)
+                loop = VoiceLoop(svc, config, stt=engines[path.name],
+                                 chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
+                                 sink=BufferSink())
+                lags: list[float] = []
+                stop = asyncio.Event()
+                watch = asyncio.create_task(loop_lag(lags, stop))
+                [turn] = await loop.run(WavSource(audio, speaker_id="player", realtime=True))
+                stop.set()
+                await watch
+                got = per[path.name]
+                for s in STAGES:
+                    if s in turn.timings:
+                        got[s].append(turn.timings[s])
+                tm = turn.timings
+                got["memory"].append(tm["hot_context"] - tm["transcript"])
+                got["write"].append(tm["l1_written"] - tm["transcript"])
+                got["hot"].append(tm["hot_context"] - tm["l1_written"])
+                got["tail_s"].append(turn.tail_s)
+                got["early"].append(float(turn.early_final))
+                e, w = wer(text, turn.transcript.text)
+                got["wer"].append(e)
+                got["words"].append(w)
+                got["lag"].extend(lags)
+                print(f"[{i + 1}/{len(lines)}] {path.name:14} {turn.speech_s:4.1f}s speech, "
+                      f"transcript {tm['transcript']:6.0f} ms, memory "
+                      f"{tm['hot_context'] - tm['transcript']:5.1f} ms, tail {turn.tail_s:.1f}s"
+                      f"{' early' if turn.early_final else ''}: {turn.text[:50]!r}", flush=True)
+        boosted = boosting(tts, engines[paths[0].name].engine, lines, boost, all_names) \
+            if args.boosting else None
     finally:
         stub.close()
         await svc.close()
 
-    def rates(c: list[int]) -> dict[str, float]:
-        return {"entity_error_rate": round(c[0] / max(c[1], 1), 3), "names": c[1],
-                "wer": round(c[2] / max(c[3], 1), 3)}
+    def p50_95(values: list[float]) -> dict[str, float | None]:
+        return {"p50": pct(values, 0.5), "p95": pct(values, 0.95)}
 
-    plain, boosted = rates(counts["plain"]), rates(counts["boosted"])
+    report: dict[str, Any] = {}
+    for path in paths:
+        got, calls = per[path.name], engines[path.name].calls
+        report[path.name] = {
+            "stages_ms": {s: p50_95(got[s]) for s in STAGES},
+            "memory_ms": p50_95(got["memory"]), "write_ms": p50_95(got["write"]),
+            "hot_context_ms": p50_95(got["hot"]),
+            "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s in calls]),
+            "stt_calls": len(calls),
+            "final_tail_s": p50_95(got["tail_s"]),
+            "early_finals": int(sum(got["early"])),
+            "wer": round(sum(got["wer"]) / max(sum(got["words"]), 1), 3),
+            "loop_lag_ms": {**p50_95(got["lag"]), "max": round(max(got["lag"], default=0), 2)},
+        }
     return {
         "bench": "voice_loop", "lines": len(lines), "cpus": os.cpu_count(),
-        "load_avg": round(os.getloadavg()[0], 2), "model_load_s": round(load_s, 2),
-        "paced": not args.fast, "vad_end_silence_ms": 500,
-        "stages_ms": {s: {"p50": pct(v, 0.5), "p95": pct(v, 0.95)} for s, v in stage.items()},
-        "memory_ms": {"p50": pct(memory, 0.5), "p95": pct(memory, 0.95)},
-        "stt_rtf": {"p50": pct(rtf_final, 0.5), "p95": pct(rtf_final, 0.95)},
-        "hotwords": {"plain": plain, "boosted": boosted, "prompt": boost},
+        "load_avg": [round(x, 2) for x in os.getloadavg()], "model_load_s": round(load_s, 2),
+        "vad_end_silence_ms": 500, "partial_every_s": args.partial_every_s,
+        "paths": report, "hotwords": {**boosted, "prompt": boost} if boosted else None,
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--lines", type=int, default=16)
+    ap.add_argument("--lines", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--fast", action="store_true",
-                    help="feed the audio unpaced, partials off (default: paced like a "
-                    "microphone, partials transcribed while the line is spoken)")
+    ap.add_argument("--paths", default="whole,streaming",
+                    help=f"comma-separated, side by side per line: {', '.join(PATHS)}")
+    ap.add_argument("--partial-every-s", type=float, default=1.0)
+    ap.add_argument("--boosting", action="store_true",
+                    help="also measure hotwords: each line transcribed with and without them")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     args = ap.parse_args()
+    unknown = set(args.paths.split(",")) - set(PATHS)
+    if unknown:
+        ap.error(f"unknown path(s) {sorted(unknown)}; known: {', '.join(PATHS)}")
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-bench-voice-"))).resolve()
     home.chmod(0o755)
     settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"))
     url = resolve_url(settings)
+    load_before = os.getloadavg()
     try:
         result = asyncio.run(run(args, url, settings))
     finally:
         if args.home is None and not settings.database_url:
             embedded.stop(settings.pgdata)
             shutil.rmtree(home, ignore_errors=True)
-    print(f"{'stage (ms from end of speech)':32} {'p50':>8} {'p95':>8}")
-    for name, s in result["stages_ms"].items():
-        print(f"{name:32} {s['p50']!s:>8} {s['p95']!s:>8}")
-    print(f"{'memory (write + hot context)':32} {result['memory_ms']['p50']!s:>8} "
-          f"{result['memory_ms']['p95']!s:>8}")
-    for label in ("plain", "boosted"):
-        h = result["hotwords"][label]
-        print(f"hotwords {label:8}: entity errors {h['entity_error_rate']:.3f} of "
-              f"{h['names']} names, WER {h['wer']:.3f}")
+    result["load_avg_before"] = [round(x, 2) for x in load_before]
+    names = list(result["paths"])
+    print(f"\nload average before {result['load_avg_before']}, after {result['load_avg']}")
+    print(f"{'ms from end of speech (p50/p95)':34}" + "".join(f"{n:>22}" for n in names))
+
+    def row(label: str, get: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        cells = [get(result["paths"][n]) for n in names]
+        print(f"{label:34}" + "".join(f"{c['p50']!s:>11}{c['p95']!s:>11}" for c in cells))
+
+    for stage in STAGES:
+        row(stage, lambda r, s=stage: r["stages_ms"][s])
+    row("memory (write + hot context)", lambda r: r["memory_ms"])
+    row("  write", lambda r: r["write_ms"])
+    row("  hot context", lambda r: r["hot_context_ms"])
+    row("STT real-time factor, per decode", lambda r: r["stt_rtf"])
+    row("final decode's audio (s)", lambda r: r["final_tail_s"])
+    row("event-loop lag (ms)", lambda r: r["loop_lag_ms"])
+    print(f"{'WER':34}" + "".join(f"{result['paths'][n]['wer']!s:>22}" for n in names))
+    if result["hotwords"]:
+        for label in ("plain", "boosted"):
+            h = result["hotwords"][label]
+            print(f"hotwords {label:8}: entity errors {h['entity_error_rate']:.3f} of "
+                  f"{h['names']} names, WER {h['wer']:.3f}")
     print(json.dumps(result))
 
 

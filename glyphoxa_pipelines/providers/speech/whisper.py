@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 WHISPER_RATE = 16_000
+LIVE_ENCODER_PAD_S = 3.0  # tuned on piper-spoken demo lines, docs/DESIGN.md "Voice loop"
 
 
 class SpeechModelMissing(RuntimeError):
@@ -93,6 +94,11 @@ class SpeechToText:
 
     `beam_size` 1 (greedy) and `temperature` 0 keep transcripts reproducible; `hotwords` are
     off unless passed to `transcribe`, so what is heard is the model's own.
+
+    `encoder_pad_s` set (the live voice path sets `LIVE_ENCODER_PAD_S`): the encoder runs on
+    the utterance plus that much silence instead of 30 s (`whisper_window`), falling back to
+    the standard window when that decode looks like a loop. None keeps faster-whisper's own
+    decoding, which the speech corpora were built with.
     """
 
     model_path: Path | None = None
@@ -101,6 +107,7 @@ class SpeechToText:
     cpu_threads: int = 0
     beam_size: int = 1
     language: str = "en"
+    encoder_pad_s: float | None = None
     _model: Any = field(default=None, repr=False)
 
     def load(self) -> Any:
@@ -132,8 +139,16 @@ class SpeechToText:
     ) -> Transcript:
         """What Whisper hears in mono audio `samples` at `sample_rate` Hz."""
         model = self.load()
+        audio = resample(samples, sample_rate)
+        if self.encoder_pad_s is not None:
+            from glyphoxa_pipelines.providers.speech.whisper_window import decode_short
+
+            short = decode_short(model, audio, pad_s=self.encoder_pad_s, hotwords=hotwords,
+                                 language=self.language)
+            if short is not None:
+                return short
         segments, _info = model.transcribe(
-            resample(samples, sample_rate),
+            audio,
             language=self.language,
             beam_size=self.beam_size,
             temperature=0.0,
