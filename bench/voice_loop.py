@@ -16,6 +16,7 @@ speaking rates come from a seeded draw, piper runs without noise. Ends with one 
 
     pip install -e '.[speech]'
     python bench/voice_loop.py --lines 10 [--paths whole,streaming] [--boosting]
+    python bench/voice_loop.py --window-study STT_CORPUS/corpus.jsonl [--pads 3,5,8,12]
 """
 
 from __future__ import annotations
@@ -167,6 +168,50 @@ def boosting(tts: TextToSpeech, stt: SpeechToText, lines: list[tuple[str, float]
                     "wer": round(c[2] / max(c[3], 1), 3)} for label, c in counts.items()}
 
 
+def window_study(corpus: Path, pads: list[float], per_split: int) -> dict[str, Any]:
+    """The encoder window, chosen on data: the STT corpus's lines with names (CRD3, demo; its
+    own seeded tune / held-out split, `bench/build_stt_corpus.py`), spoken by piper at each
+    line's recorded rate, decoded with the scene's names as hotwords in the 30 s window and
+    with each padding; WER, entity-name error and CPU seconds per second of audio."""
+    rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["source"] != "locomo"]
+    tts = TextToSpeech()
+    shared = SpeechToText(cpu_threads=1)
+    engines = {"full": shared, **{f"pad{p:g}": SpeechToText(cpu_threads=1, encoder_pad_s=p,
+                                                            _model=shared.load()) for p in pads}}
+    out: dict[str, Any] = {}
+    for split in ("tune", "heldout"):
+        lines = [r for r in rows if r["split"] == split][:per_split]
+        sums = {k: [0, 0, 0, 0, 0.0] for k in engines}  # edits, words, misses, names, cpu
+        audio_s = 0.0
+        for r in lines:
+            audio = tts.synthesize(r["reference"], length_scale=r["length_scale"])
+            audio_s += audio.seconds
+            names = [m["name"] for m in r["names"]]
+            for label, engine in engines.items():
+                c = time.process_time()
+                heard = engine.transcribe(audio.samples, audio.sample_rate,
+                                          hotwords=", ".join(r["scene"]) or None).text
+                took = time.process_time() - c
+                e, w = wer(r["reference"], heard)
+                m, n = name_misses(r["reference"], heard, names)
+                acc = sums[label]
+                acc[0], acc[1], acc[2], acc[3], acc[4] = (acc[0] + e, acc[1] + w, acc[2] + m,
+                                                          acc[3] + n, acc[4] + took)
+        out[split] = {"lines": len(lines), **{label: {
+            "wer": round(a[0] / max(a[1], 1), 3),
+            "entity_error_rate": round(a[2] / max(a[3], 1), 3),
+            "names": a[3], "cpu_rtf": round(a[4] / max(audio_s, 1e-3), 3)}
+            for label, a in sums.items()}}
+        for label, r in out[split].items():
+            if label != "lines":
+                print(f"{split:8} {label:6} WER {r['wer']:.3f} entity errors "
+                      f"{r['entity_error_rate']:.3f} of {r['names']} names, CPU-RTF "
+                      f"{r['cpu_rtf']:.3f}", flush=True)
+    return {"bench": "voice_window", "corpus": str(corpus), "load_avg": os.getloadavg()[0],
+            **out}
+
+
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
     with Database(url, max_size=2) as db:
         cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
@@ -196,21 +241,32 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
         lines = pick_lines(all_names, args.lines, args.seed)
+
+        async def answer(path: Path_, audio: Any, lags: list[float]) -> Any:
+            config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
+                                 streaming=path.streaming, stt_worker=path.stt_worker)
+            loop = VoiceLoop(svc, config, stt=engines[path.name],
+                             chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
+                             sink=BufferSink())
+            stop = asyncio.Event()
+            watch = asyncio.create_task(loop_lag(lags, stop))
+            [turn] = await loop.run(WavSource(audio, speaker_id="player", realtime=True))
+            stop.set()
+            await watch
+            return turn
+
+        # one unmeasured turn per path first: the first decode of a model and the service's
+        # first hot context pay for warming caches, which would land on whoever went first
+        warm = tts.synthesize("Grimjaw, good morning.")
+        for path in paths:
+            await answer(path, warm, [])
+            engines[path.name].calls.clear()
         for i, (text, rate) in enumerate(lines):
             audio = tts.synthesize(text, length_scale=rate)
             order = paths if i % 2 == 0 else paths[::-1]  # neither path always goes first
             for path in order:
-                config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
-                                     streaming=path.streaming, stt_worker=path.stt_worker)
-                loop = VoiceLoop(svc, config, stt=engines[path.name],
-                                 chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
-                                 sink=BufferSink())
                 lags: list[float] = []
-                stop = asyncio.Event()
-                watch = asyncio.create_task(loop_lag(lags, stop))
-                [turn] = await loop.run(WavSource(audio, speaker_id="player", realtime=True))
-                stop.set()
-                await watch
+                turn = await answer(path, audio, lags)
                 got = per[path.name]
                 for s in STAGES:
                     if s in turn.timings:
@@ -270,7 +326,18 @@ def main() -> None:
     ap.add_argument("--boosting", action="store_true",
                     help="also measure hotwords: each line transcribed with and without them")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
+    ap.add_argument("--window-study", type=Path, default=None, metavar="CORPUS",
+                    help="instead: the encoder-window study on an STT corpus.jsonl "
+                    "(bench/build_stt_corpus.py), tune and held-out halves")
+    ap.add_argument("--pads", default="3,5,8,12", help="window study: paddings in seconds")
+    ap.add_argument("--per-split", type=int, default=12, help="window study: lines per half")
     args = ap.parse_args()
+    if args.window_study is not None:
+        if not args.window_study.is_file():
+            ap.error(f"no STT corpus at {args.window_study}")
+        pads = [float(p) for p in args.pads.split(",")]
+        print(json.dumps(window_study(args.window_study, pads, args.per_split)))
+        return
     unknown = set(args.paths.split(",")) - set(PATHS)
     if unknown:
         ap.error(f"unknown path(s) {sorted(unknown)}; known: {', '.join(PATHS)}")

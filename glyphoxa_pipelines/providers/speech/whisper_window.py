@@ -5,8 +5,9 @@ encoder, and for tiny.en on a CPU that encoder pass is most of the work: a 4 s u
 pays for 30 s of attention. The encoder's positions are sinusoidal, so it runs on fewer
 frames as well (whisper.cpp's `audio_ctx` does the same); what breaks is the decoder's sense
 of where the audio ends when the speech runs right up to the last frame: with no silence after
-it, tiny.en loops on its last words. A few seconds of padded silence after the speech give it
-that end back. Two guards keep a loop from ever being the answer: the decoder may emit only
+it, tiny.en loops on its last words. Padded silence after the speech gives it that end back;
+how much is a trade between the decode's cost and its word error rate (tiny.en was trained
+on 30 s windows), chosen on the STT corpus's tune half (`LIVE_ENCODER_PAD_S`). Two guards keep a loop from ever being the answer: the decoder may emit only
 so many tokens per second of audio, and a transcript that hits that cap or compresses like a
 repetition (faster-whisper's own 2.4 ratio) is refused (`None`) so the caller decodes the
 standard 30 s window instead.
