@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -212,6 +213,52 @@ def window_study(corpus: Path, pads: list[float], per_split: int) -> dict[str, A
             **out}
 
 
+async def memory_under_stt(svc: MemoryService, session_id: str, npc: str, tts: TextToSpeech,
+                           lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
+    """Where the memory's share goes under STT load: the turn's memory work (the L1 write,
+    then the hot context) timed with no decode running, with decodes back to back on one
+    worker thread with a one-thread engine (the live setting), and on asyncio's shared pool
+    with the engine's default threads (the loop as first built); interleaved, one run."""
+    import uuid as _uuid
+    from datetime import UTC, datetime
+
+    from realtime.schemas import EntryIn
+
+    clip = tts.synthesize(lines[0][0])
+    conditions = {"idle": None, "worker-1-thread": live_whisper(),
+                  "shared-pool-default-threads": SpeechToText()}
+    for engine in conditions.values():
+        if engine is not None:
+            engine.transcribe(clip.samples, clip.sample_rate)  # loaded and warm
+    times: dict[str, list[float]] = {name: [] for name in conditions}
+    pool = ThreadPoolExecutor(1)
+    for i in range(rounds):
+        for name, engine in conditions.items():
+            stop = asyncio.Event()
+
+            async def load(engine: Any = engine, stop: asyncio.Event = stop,
+                           name: str = name) -> None:
+                while engine is not None and not stop.is_set():
+                    executor = pool if name == "worker-1-thread" else None
+                    await asyncio.get_running_loop().run_in_executor(
+                        executor, lambda: engine.transcribe(clip.samples, clip.sample_rate))
+
+            background = asyncio.create_task(load())
+            await asyncio.sleep(0.3)  # a decode is under way
+            text = lines[i % len(lines)][0]
+            t = time.perf_counter()
+            await svc.write_entries(session_id, [EntryIn(
+                idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text, speaker_id="player",
+                speaker_name="player", role="player", spoken_at=datetime.now(UTC))])
+            await svc.hot_context(session_id, npc)
+            times[name].append((time.perf_counter() - t) * 1000)
+            stop.set()
+            await background
+    pool.shutdown()
+    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "n": len(v)}
+            for name, v in times.items()}
+
+
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
     with Database(url, max_size=2) as db:
         cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
@@ -241,6 +288,12 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
         lines = pick_lines(all_names, args.lines, args.seed)
+        if args.memory_under_stt:
+            await memory_under_stt(svc, session.id, npc, tts, lines, 1)  # warm the caches
+            return {"bench": "voice_memory_under_stt", "cpus": os.cpu_count(),
+                    "rounds": args.memory_under_stt, "memory_ms": await memory_under_stt(
+                        svc, session.id, npc, tts, lines, args.memory_under_stt),
+                    "load_avg": [round(x, 2) for x in os.getloadavg()]}
 
         async def answer(path: Path_, audio: Any, lags: list[float]) -> Any:
             config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
@@ -326,6 +379,8 @@ def main() -> None:
     ap.add_argument("--boosting", action="store_true",
                     help="also measure hotwords: each line transcribed with and without them")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
+    ap.add_argument("--memory-under-stt", type=int, default=0, metavar="ROUNDS",
+                    help="instead: the memory's share timed with and without decodes running")
     ap.add_argument("--window-study", type=Path, default=None, metavar="CORPUS",
                     help="instead: the encoder-window study on an STT corpus.jsonl "
                     "(bench/build_stt_corpus.py), tune and held-out halves")
@@ -353,6 +408,9 @@ def main() -> None:
             embedded.stop(settings.pgdata)
             shutil.rmtree(home, ignore_errors=True)
     result["load_avg_before"] = [round(x, 2) for x in load_before]
+    if "paths" not in result:
+        print(json.dumps(result))
+        return
     names = list(result["paths"])
     print(f"\nload average before {result['load_avg_before']}, after {result['load_avg']}")
     print(f"{'ms from end of speech (p50/p95)':34}" + "".join(f"{n:>22}" for n in names))

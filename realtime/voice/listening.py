@@ -33,7 +33,8 @@ from realtime.voice.vad import EnergyVad, Utterance
 
 log = logging.getLogger(__name__)
 
-Transcribe = Callable[[np.ndarray, int], Awaitable[Transcript]]
+# (audio, rate, the utterance's words already committed before this audio)
+Transcribe = Callable[[np.ndarray, int, str], Awaitable[Transcript]]
 OnPartial = Callable[[str], Awaitable[None]]
 
 
@@ -105,11 +106,11 @@ class Listener:
             stream = self._stream
             if self.settings.streaming and stream is not None:
                 window, offset = stream.window(samples)
-                heard = await self._transcribe(window, rate)
+                heard = await self._transcribe(window, rate, stream.committed_text())
                 stream.update(heard, offset, len(samples) / rate)
                 text = stream.so_far()
             else:
-                text = (await self._transcribe(samples, rate)).text
+                text = (await self._transcribe(samples, rate, "")).text
             if text.strip():
                 await self._on_partial(text)
         except Exception:
@@ -120,9 +121,10 @@ class Listener:
         await self.drain()
         stream = self._stream
         if stream is None or not self.settings.streaming:
-            return await self._transcribe(samples, rate), 0.0, len(samples) / rate
+            return await self._transcribe(samples, rate, ""), 0.0, len(samples) / rate
         window, offset = stream.window(samples)
-        return await self._transcribe(window, rate), offset, len(window) / rate
+        return (await self._transcribe(window, rate, stream.committed_text()), offset,
+                len(window) / rate)
 
     async def drain(self) -> None:
         """Wait for the partial in flight, if any (its errors are already logged)."""

@@ -47,7 +47,12 @@ from realtime.service import MemoryService
 from realtime.tools import Tier, ToolScope, select_tier, tools_for_tier
 from realtime.voice.consolidator import CONSOLIDATE_EVERY_S, Consolidator, entry_for
 from realtime.voice.context_manager import ContextManager
-from realtime.voice.hotwords import hotwords_text, ranked_names
+from realtime.voice.hotwords import (
+    WHISPER_PROMPT_TOKENS,
+    estimate_whisper_tokens,
+    hotwords_text,
+    ranked_names,
+)
 from realtime.voice.interfaces import AudioSink, AudioSource, ChatModel, Recognizer, Synthesizer
 from realtime.voice.listening import Heard, Listener, ListenSettings
 from realtime.voice.speech_out import SentenceSplitter, Speaker
@@ -61,6 +66,8 @@ from realtime.voice.tool_bridge import (
 from realtime.voice.vad import EnergyVad, Utterance
 
 log = logging.getLogger(__name__)
+
+CONTEXT_WORDS = 40  # of the committed words, as previous text in the prompt
 
 INSTRUCTIONS = (
     "You voice this character in a live tabletop role-playing game. Answer in character, "
@@ -164,8 +171,15 @@ class VoiceLoop:
             self._speakers[speaker_id] = listener
         return listener
 
-    async def _transcribe(self, samples: np.ndarray, rate: int) -> Transcript:
-        words = await self._hotwords()
+    async def _transcribe(self, samples: np.ndarray, rate: int, context: str = "") -> Transcript:
+        """One decode on the STT worker. `context` (the utterance's words committed before
+        this window) follows the names in Whisper's prompt, as its previous text: a window
+        that starts mid-sentence is then decoded as the rest of that sentence."""
+        context = " ".join(context.split()[-CONTEXT_WORDS:])
+        words = await self._hotwords(reserve=estimate_whisper_tokens(" " + context)
+                                     if context else 0)
+        if context:
+            words = f"{words} {context}" if words else context
         return await asyncio.get_running_loop().run_in_executor(
             self._stt_pool, lambda: self.stt.transcribe(samples, rate, hotwords=words))
 
@@ -182,7 +196,8 @@ class VoiceLoop:
         self._campaign = session.campaign_id
         self._scene = dict(session.scene or {})
 
-    async def _hotwords(self) -> str | None:
+    async def _hotwords(self, reserve: int = 0) -> str | None:
+        """The names for Whisper's prompt, leaving `reserve` tokens of it free."""
         if not self.config.hotwords:
             return None
         if self._campaign is None:
@@ -193,7 +208,7 @@ class VoiceLoop:
             return None
         ranked = ranked_names(names.entities.values(), scene=self._scene,
                               recent_text=self._heard)
-        return hotwords_text(ranked)
+        return hotwords_text(ranked, max_tokens=WHISPER_PROMPT_TOKENS - 23 - reserve)
 
     # -- one turn ------------------------------------------------------------------------
     async def turn(self, utterance: Utterance, *, listener: Listener | None = None) -> TurnResult:

@@ -84,6 +84,10 @@ class StreamingTranscript:
             self.cut_s = max(self.cut_s, (last + max(last, following)) / 2)
         self._pending = words[agreed:]
 
+    def committed_text(self) -> str:
+        """The committed words: the previous text for the next window's decode."""
+        return " ".join(w.text for w in self.committed)
+
     def so_far(self) -> str:
         """Committed words and the latest pass's uncommitted ones: what a partial says."""
         return " ".join([*(w.text for w in (*self.committed, *self._pending)),

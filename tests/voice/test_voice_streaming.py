@@ -74,8 +74,10 @@ class ScriptedRecognizer:
 
     def __init__(self) -> None:
         self.windows: list[tuple[float, float]] = []
+        self.contexts: list[str] = []
 
-    async def __call__(self, samples: np.ndarray, rate: int) -> Transcript:
+    async def __call__(self, samples: np.ndarray, rate: int, context: str) -> Transcript:
+        self.contexts.append(context)
         loud = np.flatnonzero(samples)
         if len(loud) == 0:
             return Transcript("")
@@ -119,6 +121,8 @@ async def test_streaming_leaves_only_the_tail_and_uses_the_early_final() -> None
     # passes after the first began past the utterance's start: committed audio is not re-heard
     assert max(start for start, _ in recognizer.windows) > 1.5
     assert heard.tail_s < 1.5  # of a 3 s utterance
+    # a window after a cut is decoded with the words committed before it as its context
+    assert recognizer.contexts[-1].startswith("Thaldrin tell me")
 
 
 async def test_whole_mode_transcribes_the_utterance_once_it_ends() -> None:
@@ -127,6 +131,7 @@ async def test_whole_mode_transcribes_the_utterance_once_it_ends() -> None:
     assert heard.transcript.text == " ".join(WORDS)
     assert not heard.early and heard.tail_s > 3.0
     assert all(start <= LEAD_S for start, _ in recognizer.windows)
+    assert set(recognizer.contexts) == {""}
 
 
 def test_a_recogniser_without_word_timings_still_streams_text() -> None:
