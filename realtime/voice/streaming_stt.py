@@ -9,7 +9,8 @@ Whisper revises. At the end of the utterance only the uncommitted tail is decode
 transcript is the committed words plus that tail.
 
 The cut falls in the gap between the last committed word and the next one, so neither pass
-hears half a word. Times are seconds from the utterance's first sample throughout.
+hears half a word, and only where a pause or punctuation says the words are apart
+(`clean_boundary`). Times are seconds from the utterance's first sample throughout.
 
 Plain data and arithmetic: the loop runs the passes; this module only decides what a pass
 means, so it is tested without a model.
@@ -26,6 +27,7 @@ import numpy as np
 from glyphoxa_pipelines.providers.speech import Transcript, TranscriptWord
 
 GUARD_S = 0.4  # a word ending closer than this to the window's end is not yet agreed on
+PAUSE_S = 0.2  # a gap this long between two words is a safe place to cut
 _NOT_WORD = re.compile(r"[^\w']+")
 
 
@@ -45,6 +47,18 @@ def agreed_prefix(
             break
         count += 1
     return count
+
+
+def clean_boundary(words: Sequence[TranscriptWord], agreed: int, window_end_s: float) -> int:
+    """The longest agreed prefix that ends at a clean cut: after punctuation, or before a
+    pause of `PAUSE_S`. Whisper's word times are off by a tenth of a second or two, so a cut
+    between two words spoken together can clip the next one, which the tail then mishears;
+    the agreed words after the last clean cut wait for the next pass."""
+    for k in range(agreed, 0, -1):
+        following = words[k].start_s if k < len(words) else window_end_s
+        if words[k - 1].text[-1:] in ".,;:?!" or following - words[k - 1].end_s >= PAUSE_S:
+            return k
+    return 0
 
 
 def shifted(words: Sequence[TranscriptWord], offset_s: float) -> list[TranscriptWord]:
@@ -76,7 +90,8 @@ class StreamingTranscript:
         self.passes += 1
         self._unaligned = heard.text if heard.text.strip() and not heard.words else ""
         words = shifted(heard.words, offset_s)
-        agreed = agreed_prefix(self._pending, words, stable_until_s=window_end_s - self.guard_s)
+        agreed = clean_boundary(words, agreed_prefix(
+            self._pending, words, stable_until_s=window_end_s - self.guard_s), window_end_s)
         if agreed:
             self.committed.extend(words[:agreed])
             last = words[agreed - 1].end_s

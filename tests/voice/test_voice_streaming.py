@@ -12,7 +12,7 @@ from glyphoxa_pipelines.providers.speech import Transcript, TranscriptWord
 from glyphoxa_pipelines.providers.speech.whisper_window import looks_like_a_loop
 from realtime.voice.interfaces import AudioFrame
 from realtime.voice.listening import Listener, ListenSettings
-from realtime.voice.streaming_stt import StreamingTranscript, agreed_prefix
+from realtime.voice.streaming_stt import StreamingTranscript, agreed_prefix, clean_boundary
 from realtime.voice.vad import EnergyVad
 
 
@@ -36,17 +36,25 @@ def test_stream_commits_agreed_words_and_cuts_between_words() -> None:
     stream.update(first, 0.0, 1.0)
     assert stream.committed == [] and stream.so_far() == "Tell me abut"
     second = Transcript("Tell me about the", (w("Tell", 0.1, 0.4), w("me", 0.5, 0.7),
-                                              w("about", 0.8, 1.2), w("the", 1.5, 1.9)))
+                                              w("about", 0.9, 1.2), w("the", 1.5, 1.9)))
     stream.update(second, 0.0, 2.0)
     assert [x.text for x in stream.committed] == ["Tell", "me"]
-    assert stream.cut_s == 0.75  # halfway between "me" (0.7) and "about" (0.8)
+    assert stream.cut_s == 0.8  # halfway between "me" (0.7) and "about" (0.9)
     window, offset = stream.window(audio)
-    assert offset == 0.75 and len(window) == len(audio) - 12_000
+    assert offset == 0.8 and len(window) == len(audio) - 12_800
     # the tail is heard on the window's clock and put back on the utterance's
     final = stream.final(Transcript("about the Sunblade", (
-        w("about", 0.05, 0.45, 0.4), w("the", 0.75, 0.9), w("Sunblade", 1.0, 1.6))), offset)
+        w("about", 0.1, 0.4, 0.4), w("the", 0.7, 0.9), w("Sunblade", 1.0, 1.6))), offset)
     assert final.text == "Tell me about the Sunblade"
-    assert final.words[2].start_s == 0.8 and final.word_confidences[2] == 0.4
+    assert final.words[2].start_s == 0.9 and final.word_confidences[2] == 0.4
+
+
+def test_cuts_only_where_words_are_apart() -> None:
+    run_on = [w("Tell", 0.1, 0.4), w("me", 0.45, 0.7), w("about", 0.75, 1.2)]
+    assert clean_boundary(run_on, 3, 2.0) == 3  # before the window's quiet end
+    assert clean_boundary(run_on, 2, 2.0) == 0  # "me" runs into "about": no clean cut
+    said = [w("Well,", 0.1, 0.4), w("tell", 0.45, 0.7), w("me", 0.75, 1.2)]
+    assert clean_boundary(said, 2, 2.0) == 1  # after the comma
 
 
 def test_a_decode_that_loops_is_refused() -> None:
@@ -87,7 +95,7 @@ class ScriptedRecognizer:
         self.windows.append((round(start, 3), round(end, 3)))
         heard = []
         for k, text in enumerate(WORDS):
-            ws, we = LEAD_S + k * WORD_S + 0.05, LEAD_S + k * WORD_S + 0.45
+            ws, we = LEAD_S + k * WORD_S + 0.05, LEAD_S + k * WORD_S + 0.3  # pauses between
             if ws >= start - 0.01 and we <= end:
                 guess = "uh" if we > end - 0.15 else text
                 heard.append(TranscriptWord(guess, round(ws - start, 3), round(we - start, 3),
