@@ -16,34 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from glyphoxa_pipelines.providers.speech.transcript import Transcript, TranscriptWord, join_words
+from glyphoxa_pipelines.providers.speech.whisper_window import decode_short
+
+__all__ = ["Transcript", "TranscriptWord", "join_words", "SpeechToText", "SpeechModelMissing",
+           "bundled_whisper_path", "resample", "WHISPER_RATE", "LIVE_ENCODER_PAD_S"]
+
 WHISPER_RATE = 16_000
 LIVE_ENCODER_PAD_S = 12.0  # chosen on the STT corpus tune half, docs/DESIGN.md
 
 
 class SpeechModelMissing(RuntimeError):
     """The package that ships the model weights (or the engine) is not installed."""
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptWord:
-    """One whitespace-separated word of a transcript with Whisper's probability for it."""
-
-    text: str
-    start_s: float
-    end_s: float
-    probability: float
-
-
-@dataclass(frozen=True, slots=True)
-class Transcript:
-    """What was heard: `text` and its words, one `TranscriptWord` per `text.split()` item."""
-
-    text: str
-    words: tuple[TranscriptWord, ...] = ()
-
-    @property
-    def word_confidences(self) -> list[float]:
-        return [w.probability for w in self.words]
 
 
 def bundled_whisper_path() -> Path:
@@ -68,24 +52,6 @@ def resample(samples: np.ndarray, rate: int, target: int = WHISPER_RATE) -> np.n
 
     g = gcd(rate, target)
     return resample_poly(audio, target // g, rate // g).astype(np.float32)
-
-
-def join_words(pieces: list[tuple[str, float, float, float]]) -> Transcript:
-    """A transcript from Whisper's (token text, start, end, probability) word pieces."""
-    words: list[list[Any]] = []
-    for text, start, end, prob in pieces:
-        if not text.strip():
-            continue
-        if words and not text[:1].isspace():
-            last = words[-1]
-            last[0] += text.strip()
-            last[2] = end
-            last[3] = min(last[3], prob)
-            continue
-        # a piece holding several words ("  a b") gives each of them its probability
-        words.extend([part, start, end, prob] for part in text.split())
-    out = tuple(TranscriptWord(w[0], round(w[1], 3), round(w[2], 3), float(w[3])) for w in words)
-    return Transcript(" ".join(w.text for w in out), out)
 
 
 @dataclass
@@ -141,8 +107,6 @@ class SpeechToText:
         model = self.load()
         audio = resample(samples, sample_rate)
         if self.encoder_pad_s is not None:
-            from glyphoxa_pipelines.providers.speech.whisper_window import decode_short
-
             short = decode_short(model, audio, pad_s=self.encoder_pad_s, hotwords=hotwords,
                                  language=self.language)
             if short is not None:

@@ -7,10 +7,11 @@ frames as well (whisper.cpp's `audio_ctx` does the same); what breaks is the dec
 of where the audio ends when the speech runs right up to the last frame: with no silence after
 it, tiny.en loops on its last words. Padded silence after the speech gives it that end back;
 how much is a trade between the decode's cost and its word error rate (tiny.en was trained
-on 30 s windows), chosen on the STT corpus's tune half (`LIVE_ENCODER_PAD_S`). Two guards keep a loop from ever being the answer: the decoder may emit only
-so many tokens per second of audio, and a transcript that hits that cap or compresses like a
-repetition (faster-whisper's own 2.4 ratio) is refused (`None`) so the caller decodes the
-standard 30 s window instead.
+on 30 s windows), chosen on the STT corpus's tune half (`LIVE_ENCODER_PAD_S`). Two guards
+keep a loop from ever being the answer: the decoder may emit only so many tokens per second
+of audio, and a transcript that hits that cap or compresses like a repetition
+(faster-whisper's own 2.4 ratio) is refused (`None`) so the caller decodes the standard 30 s
+window instead.
 
 The word probabilities come from the same cross-attention alignment faster-whisper uses for
 `word_timestamps`, so `Transcript.words` keeps its shape and its meaning.
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from glyphoxa_pipelines.providers.speech.whisper import Transcript, join_words
+from glyphoxa_pipelines.providers.speech.transcript import Transcript, join_words
 
 FULL_FRAMES = 3_000  # Whisper's 30 s window in 10 ms mel frames
 FRAMES_PER_S = 100
