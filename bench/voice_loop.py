@@ -115,6 +115,7 @@ class Path_:
     engine: Callable[[], SpeechToText]
     streaming: bool
     stt_worker: bool
+    previous_text: bool = False
 
 
 PATHS = {
@@ -125,6 +126,9 @@ PATHS = {
     "whole-short": Path_("whole-short", live_whisper, streaming=False, stt_worker=False),
     # rolling passes + early final, short window, one STT thread of the loop's own
     "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True),
+    # with the committed words as the tail's prompt (isolates the previous text)
+    "streaming-context": Path_("streaming-context", live_whisper, streaming=True,
+                               stt_worker=True, previous_text=True),
     # the same on the shared pool (isolates the worker thread)
     "streaming-pool": Path_("streaming-pool", live_whisper, streaming=True, stt_worker=False),
 }
@@ -287,7 +291,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                                           scene={"location": place, "present": [npc]})
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
-        lines = pick_lines(all_names, args.lines, args.seed)
+        lines = pick_lines(all_names, args.lines, args.seed)[args.skip:]
         if args.memory_under_stt:
             await memory_under_stt(svc, session.id, npc, tts, lines, 1)  # warm the caches
             return {"bench": "voice_memory_under_stt", "cpus": os.cpu_count(),
@@ -297,7 +301,8 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
 
         async def answer(path: Path_, audio: Any, lags: list[float]) -> Any:
             config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
-                                 streaming=path.streaming, stt_worker=path.stt_worker)
+                                 streaming=path.streaming, stt_worker=path.stt_worker,
+                                 previous_text=path.previous_text)
             loop = VoiceLoop(svc, config, stt=engines[path.name],
                              chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
                              sink=BufferSink())
@@ -373,6 +378,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--lines", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N drawn lines (a held-out run: --lines 16 --skip 10)")
     ap.add_argument("--paths", default="whole,streaming",
                     help=f"comma-separated, side by side per line: {', '.join(PATHS)}")
     ap.add_argument("--partial-every-s", type=float, default=1.0)

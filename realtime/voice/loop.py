@@ -85,6 +85,9 @@ class VoiceConfig:
     streaming: bool = True  # rolling passes + early final (`listening.py`); off: whole utterance
     early_final_ms: float = 200.0
     stt_worker: bool = True  # one STT thread of the loop's own; off: asyncio's shared pool
+    # streaming: prompt a window's decode with the words committed before it (off: it raised
+    # WER, docs/DESIGN.md)
+    previous_text: bool = False
     hotwords: bool = True
     max_tool_rounds: int = 2
     tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
@@ -175,7 +178,8 @@ class VoiceLoop:
         """One decode on the STT worker. `context` (the utterance's words committed before
         this window) follows the names in Whisper's prompt, as its previous text: a window
         that starts mid-sentence is then decoded as the rest of that sentence."""
-        context = " ".join(context.split()[-CONTEXT_WORDS:])
+        context = " ".join(context.split()[-CONTEXT_WORDS:]) if self.config.previous_text \
+            else ""
         words = await self._hotwords(reserve=estimate_whisper_tokens(" " + context)
                                      if context else 0)
         if context:
