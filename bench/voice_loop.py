@@ -1,16 +1,22 @@
 """The voice loop on real (synthesized) speech: demo-campaign lines spoken by piper, answered
 by the loop against the real service on an embedded PostgreSQL and a local streaming chat stub.
 
-Reports, per stage, median and p95 in milliseconds from the moment the VAD closed the
-utterance: transcript ready, L1 written, hot context ready, first LLM token, first audio,
-turn done; the memory's share (write + hot context); the STT real-time factor; and keyword
-boosting measured on the same audio transcribed with and without the campaign's names as
-hotwords (entity-name error rate: reference names not heard exactly; word error rate).
-Deterministic: lines and speaking rates come from a seeded draw, piper runs without noise.
-Ends with one JSON line.
+Each line is answered once per *path* (`--paths`, recipes in `PATHS`: the loop as first
+built, "whole", against "streaming"; two more isolate one change each), the paths taking
+turns going first, all in one run so the machine's load falls on them alike. Reports per
+path, median and p95 in milliseconds from the moment the VAD closed the utterance (itself
+500 ms after the last loud frame): transcript ready, L1 written, hot context ready, first LLM
+token, first audio, turn done; the memory's share (write + hot context, and each); the STT
+real-time factor of every decode (partials and finals); how much audio the final decode still
+had to take; how late the event loop woke up (a CPU-bound neighbour in its thread shows
+here); WER of the final transcripts. `--boosting` adds keyword boosting: the same audio
+transcribed with and without the campaign's names as hotwords (entity-name error rate:
+reference names not heard exactly; word error rate). Deterministic input: lines and
+speaking rates come from a seeded draw, piper runs without noise. Ends with one JSON line.
 
     pip install -e '.[speech]'
-    python bench/voice_loop.py --lines 16
+    python bench/voice_loop.py --lines 10 [--paths whole,streaming] [--boosting]
+    python bench/voice_loop.py --window-study STT_CORPUS/corpus.jsonl [--pads 3,5,8,12]
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +46,15 @@ from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader  # noqa: 
 from glyphoxa_pipelines.config import Settings  # noqa: E402
 from glyphoxa_pipelines.db import Database, embedded, resolve_url  # noqa: E402
 from glyphoxa_pipelines.demo import SAMPLE_CAMPAIGN, SAMPLE_SESSIONS_DIR  # noqa: E402
-from glyphoxa_pipelines.providers.speech import SpeechToText, TextToSpeech  # noqa: E402
+from glyphoxa_pipelines.providers.speech import (  # noqa: E402
+    SpeechToText,
+    TextToSpeech,
+    Transcript,
+)
 from realtime.service import MemoryService  # noqa: E402
 from realtime.voice.audio import BufferSink, WavSource  # noqa: E402
 from realtime.voice.chat import OpenAIChat  # noqa: E402
+from realtime.voice.engines import live_whisper  # noqa: E402
 from realtime.voice.hotwords import hotwords_text, ranked_names  # noqa: E402
 from realtime.voice.loop import VoiceConfig, VoiceLoop  # noqa: E402
 from tests.voice.chat_stub import StreamingChatStub  # noqa: E402
@@ -93,19 +107,181 @@ def pick_lines(names: list[str], count: int, seed: int) -> list[tuple[str, float
     return [(line, rng.choice(RATES)) for line in lines[:count]]
 
 
+@dataclass(frozen=True)
+class Path_:
+    """One way of running the loop, compared side by side with the others in one run."""
+
+    name: str
+    engine: Callable[[], SpeechToText]
+    streaming: bool
+    stt_worker: bool
+    previous_text: bool = False
+
+
+PATHS = {
+    # the loop as first built: whole-utterance decodes in faster-whisper's 30 s window,
+    # on asyncio's shared thread pool, the engine's default threads
+    "whole": Path_("whole", SpeechToText, streaming=False, stt_worker=False),
+    # the same decodes, the encoder on the utterance (isolates the STT settings)
+    "whole-short": Path_("whole-short", live_whisper, streaming=False, stt_worker=False),
+    # rolling passes + early final, short window, one STT thread of the loop's own
+    "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True),
+    # with the committed words as the tail's prompt (isolates the previous text)
+    "streaming-context": Path_("streaming-context", live_whisper, streaming=True,
+                               stt_worker=True, previous_text=True),
+    # the same on the shared pool (isolates the worker thread)
+    "streaming-pool": Path_("streaming-pool", live_whisper, streaming=True, stt_worker=False),
+}
+
+
+class TimedRecognizer:
+    """The engine, with each decode's wall time and audio length kept (real-time factor)."""
+
+    def __init__(self, engine: SpeechToText) -> None:
+        self.engine = engine
+        self.calls: list[tuple[float, float]] = []  # (seconds taken, seconds of audio)
+
+    def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
+                   ) -> Transcript:
+        t = time.perf_counter()
+        out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
+        self.calls.append((time.perf_counter() - t, len(samples) / sample_rate))
+        return out
+
+
+async def loop_lag(lags: list[float], stop: asyncio.Event, every_s: float = 0.005) -> None:
+    """How late the event loop wakes up: what a CPU-bound neighbour costs the memory work."""
+    while not stop.is_set():
+        t = time.perf_counter()
+        await asyncio.sleep(every_s)
+        lags.append((time.perf_counter() - t - every_s) * 1000)
+
+
+def boosting(tts: TextToSpeech, stt: SpeechToText, lines: list[tuple[str, float]],
+             boost: str, all_names: list[str]) -> dict[str, Any]:
+    """Entity-name error and WER with and without the campaign's names as hotwords."""
+    counts = {"plain": [0, 0, 0, 0], "boosted": [0, 0, 0, 0]}  # name miss, names, wer, words
+    for text, rate in lines:
+        audio = tts.synthesize(text, length_scale=rate)
+        for label, hot in (("plain", None), ("boosted", boost)):
+            heard = stt.transcribe(audio.samples, audio.sample_rate, hotwords=hot).text
+            m, n = name_misses(text, heard, all_names)
+            e, w = wer(text, heard)
+            c = counts[label]
+            c[0], c[1], c[2], c[3] = c[0] + m, c[1] + n, c[2] + e, c[3] + w
+    return {label: {"entity_error_rate": round(c[0] / max(c[1], 1), 3), "names": c[1],
+                    "wer": round(c[2] / max(c[3], 1), 3)} for label, c in counts.items()}
+
+
+def window_study(corpus: Path, pads: list[float], per_split: int) -> dict[str, Any]:
+    """The encoder window, chosen on data: the STT corpus's lines with names (CRD3, demo; its
+    own seeded tune / held-out split, `bench/build_stt_corpus.py`), spoken by piper at each
+    line's recorded rate, decoded with the scene's names as hotwords in the 30 s window and
+    with each padding; WER, entity-name error and CPU seconds per second of audio."""
+    rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["source"] != "locomo"]
+    tts = TextToSpeech()
+    shared = SpeechToText(cpu_threads=1)
+    engines = {"full": shared, **{f"pad{p:g}": SpeechToText(cpu_threads=1, encoder_pad_s=p,
+                                                            _model=shared.load()) for p in pads}}
+    out: dict[str, Any] = {}
+    for split in ("tune", "heldout"):
+        lines = [r for r in rows if r["split"] == split][:per_split]
+        sums = {k: [0, 0, 0, 0, 0.0] for k in engines}  # edits, words, misses, names, cpu
+        audio_s = 0.0
+        for r in lines:
+            audio = tts.synthesize(r["reference"], length_scale=r["length_scale"])
+            audio_s += audio.seconds
+            names = [m["name"] for m in r["names"]]
+            for label, engine in engines.items():
+                c = time.process_time()
+                heard = engine.transcribe(audio.samples, audio.sample_rate,
+                                          hotwords=", ".join(r["scene"]) or None).text
+                took = time.process_time() - c
+                e, w = wer(r["reference"], heard)
+                m, n = name_misses(r["reference"], heard, names)
+                acc = sums[label]
+                acc[0], acc[1], acc[2], acc[3], acc[4] = (acc[0] + e, acc[1] + w, acc[2] + m,
+                                                          acc[3] + n, acc[4] + took)
+        out[split] = {"lines": len(lines), **{label: {
+            "wer": round(a[0] / max(a[1], 1), 3),
+            "entity_error_rate": round(a[2] / max(a[3], 1), 3),
+            "names": a[3], "cpu_rtf": round(a[4] / max(audio_s, 1e-3), 3)}
+            for label, a in sums.items()}}
+        for label, r in out[split].items():
+            if label != "lines":
+                print(f"{split:8} {label:6} WER {r['wer']:.3f} entity errors "
+                      f"{r['entity_error_rate']:.3f} of {r['names']} names, CPU-RTF "
+                      f"{r['cpu_rtf']:.3f}", flush=True)
+    return {"bench": "voice_window", "corpus": str(corpus), "load_avg": os.getloadavg()[0],
+            **out}
+
+
+async def memory_under_stt(svc: MemoryService, session_id: str, npc: str, tts: TextToSpeech,
+                           lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
+    """Where the memory's share goes under STT load: the turn's memory work (the L1 write,
+    then the hot context) timed with no decode running, with decodes back to back on one
+    worker thread with a one-thread engine (the live setting), and on asyncio's shared pool
+    with the engine's default threads (the loop as first built); interleaved, one run."""
+    import uuid as _uuid
+    from datetime import UTC, datetime
+
+    from realtime.schemas import EntryIn
+
+    clip = tts.synthesize(lines[0][0])
+    conditions = {"idle": None, "worker-1-thread": live_whisper(),
+                  "shared-pool-default-threads": SpeechToText()}
+    for engine in conditions.values():
+        if engine is not None:
+            engine.transcribe(clip.samples, clip.sample_rate)  # loaded and warm
+    times: dict[str, list[float]] = {name: [] for name in conditions}
+    pool = ThreadPoolExecutor(1)
+    for i in range(rounds):
+        for name, engine in conditions.items():
+            stop = asyncio.Event()
+
+            async def load(engine: Any = engine, stop: asyncio.Event = stop,
+                           name: str = name) -> None:
+                while engine is not None and not stop.is_set():
+                    executor = pool if name == "worker-1-thread" else None
+                    await asyncio.get_running_loop().run_in_executor(
+                        executor, lambda: engine.transcribe(clip.samples, clip.sample_rate))
+
+            background = asyncio.create_task(load())
+            await asyncio.sleep(0.3)  # a decode is under way
+            text = lines[i % len(lines)][0]
+            t = time.perf_counter()
+            await svc.write_entries(session_id, [EntryIn(
+                idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text, speaker_id="player",
+                speaker_name="player", role="player", spoken_at=datetime.now(UTC))])
+            await svc.hot_context(session_id, npc)
+            times[name].append((time.perf_counter() - t) * 1000)
+            stop.set()
+            await background
+    pool.shutdown()
+    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "n": len(v)}
+            for name, v in times.items()}
+
+
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
     with Database(url, max_size=2) as db:
         cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
     svc = MemoryService(url, settings=settings)
     await svc.open(warm_embedder=False)
     stub = StreamingChatStub()
-    stt, tts = SpeechToText(), TextToSpeech()
+    paths = [PATHS[name] for name in args.paths.split(",")]
+    tts = TextToSpeech()
     t = time.perf_counter()
-    stt.load()
+    engines = {p.name: TimedRecognizer(p.engine()) for p in paths}
+    for timed in engines.values():
+        timed.engine.load()
     tts.load()
     load_s = time.perf_counter() - t
     # the query encoder loads on the first search: warm it so turn 1 measures a turn
     await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
+    per: dict[str, dict[str, list[float]]] = {
+        p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "tail_s", "early", "wer",
+                                 "words", "lag")} for p in paths}
     try:
         entities = list((await svc.names(cid)).entities.values())  # type: ignore[union-attr]
         by_name = {e.name: e for e in entities}
@@ -115,81 +291,155 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                                           scene={"location": place, "present": [npc]})
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
-        lines = pick_lines(all_names, args.lines, args.seed)
-        stage: dict[str, list[float]] = {s: [] for s in STAGES}
-        memory, rtf_final = [], []
-        counts = {"plain": [0, 0, 0, 0], "boosted": [0, 0, 0, 0]}  # name miss, names, wer, words
-        for i, (text, rate) in enumerate(lines):
-            audio = tts.synthesize(text, length_scale=rate)
-            for label, hot in (("plain", None), ("boosted", boost)):
-                heard = stt.transcribe(audio.samples, audio.sample_rate, hotwords=hot).text
-                m, n = name_misses(text, heard, all_names)
-                e, w = wer(text, heard)
-                c = counts[label]
-                c[0], c[1], c[2], c[3] = c[0] + m, c[1] + n, c[2] + e, c[3] + w
-            config = VoiceConfig(session.id, npc, partial_every_s=0 if args.fast else 1.0)
-            loop = VoiceLoop(svc, config, stt=stt,
+        lines = pick_lines(all_names, args.lines, args.seed)[args.skip:]
+        if args.memory_under_stt:
+            await memory_under_stt(svc, session.id, npc, tts, lines, 1)  # warm the caches
+            return {"bench": "voice_memory_under_stt", "cpus": os.cpu_count(),
+                    "rounds": args.memory_under_stt, "memory_ms": await memory_under_stt(
+                        svc, session.id, npc, tts, lines, args.memory_under_stt),
+                    "load_avg": [round(x, 2) for x in os.getloadavg()]}
+
+        async def answer(path: Path_, audio: Any, lags: list[float]) -> Any:
+            config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
+                                 streaming=path.streaming, stt_worker=path.stt_worker,
+                                 previous_text=path.previous_text)
+            loop = VoiceLoop(svc, config, stt=engines[path.name],
                              chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
                              sink=BufferSink())
-            source = WavSource(audio, speaker_id="player", realtime=not args.fast)
-            [turn] = await loop.run(source)
-            for s in STAGES:
-                if s in turn.timings:
-                    stage[s].append(turn.timings[s])
-            memory.append(turn.timings["hot_context"] - turn.timings["transcript"])
-            rtf_final.append(turn.timings["transcript"] / 1000 / max(turn.speech_s, 1e-3))
-            print(f"[{i + 1}/{len(lines)}] {turn.speech_s:4.1f}s speech, transcript "
-                  f"{turn.timings['transcript']:6.0f} ms, first audio "
-                  f"{turn.timings.get('first_audio', float('nan')):6.0f} ms: {turn.text[:60]!r}",
-                  flush=True)
+            stop = asyncio.Event()
+            watch = asyncio.create_task(loop_lag(lags, stop))
+            [turn] = await loop.run(WavSource(audio, speaker_id="player", realtime=True))
+            stop.set()
+            await watch
+            return turn
+
+        # one unmeasured turn per path first: the first decode of a model and the service's
+        # first hot context pay for warming caches, which would land on whoever went first
+        warm = tts.synthesize("Grimjaw, good morning.")
+        for path in paths:
+            await answer(path, warm, [])
+            engines[path.name].calls.clear()
+        for i, (text, rate) in enumerate(lines):
+            audio = tts.synthesize(text, length_scale=rate)
+            order = paths if i % 2 == 0 else paths[::-1]  # neither path always goes first
+            for path in order:
+                lags: list[float] = []
+                turn = await answer(path, audio, lags)
+                got = per[path.name]
+                for s in STAGES:
+                    if s in turn.timings:
+                        got[s].append(turn.timings[s])
+                tm = turn.timings
+                got["memory"].append(tm["hot_context"] - tm["transcript"])
+                got["write"].append(tm["l1_written"] - tm["transcript"])
+                got["hot"].append(tm["hot_context"] - tm["l1_written"])
+                got["tail_s"].append(turn.tail_s)
+                got["early"].append(float(turn.early_final))
+                e, w = wer(text, turn.transcript.text)
+                got["wer"].append(e)
+                got["words"].append(w)
+                got["lag"].extend(lags)
+                print(f"[{i + 1}/{len(lines)}] {path.name:14} {turn.speech_s:4.1f}s speech, "
+                      f"transcript {tm['transcript']:6.0f} ms, memory "
+                      f"{tm['hot_context'] - tm['transcript']:5.1f} ms, tail {turn.tail_s:.1f}s"
+                      f"{' early' if turn.early_final else ''}: {turn.text[:50]!r}", flush=True)
+        boosted = boosting(tts, engines[paths[0].name].engine, lines, boost, all_names) \
+            if args.boosting else None
     finally:
         stub.close()
         await svc.close()
 
-    def rates(c: list[int]) -> dict[str, float]:
-        return {"entity_error_rate": round(c[0] / max(c[1], 1), 3), "names": c[1],
-                "wer": round(c[2] / max(c[3], 1), 3)}
+    def p50_95(values: list[float]) -> dict[str, float | None]:
+        return {"p50": pct(values, 0.5), "p95": pct(values, 0.95)}
 
-    plain, boosted = rates(counts["plain"]), rates(counts["boosted"])
+    report: dict[str, Any] = {}
+    for path in paths:
+        got, calls = per[path.name], engines[path.name].calls
+        report[path.name] = {
+            "stages_ms": {s: p50_95(got[s]) for s in STAGES},
+            "memory_ms": p50_95(got["memory"]), "write_ms": p50_95(got["write"]),
+            "hot_context_ms": p50_95(got["hot"]),
+            "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s in calls]),
+            "stt_calls": len(calls),
+            "final_tail_s": p50_95(got["tail_s"]),
+            "early_finals": int(sum(got["early"])),
+            "wer": round(sum(got["wer"]) / max(sum(got["words"]), 1), 3),
+            "loop_lag_ms": {**p50_95(got["lag"]), "max": round(max(got["lag"], default=0), 2)},
+        }
     return {
         "bench": "voice_loop", "lines": len(lines), "cpus": os.cpu_count(),
-        "load_avg": round(os.getloadavg()[0], 2), "model_load_s": round(load_s, 2),
-        "paced": not args.fast, "vad_end_silence_ms": 500,
-        "stages_ms": {s: {"p50": pct(v, 0.5), "p95": pct(v, 0.95)} for s, v in stage.items()},
-        "memory_ms": {"p50": pct(memory, 0.5), "p95": pct(memory, 0.95)},
-        "stt_rtf": {"p50": pct(rtf_final, 0.5), "p95": pct(rtf_final, 0.95)},
-        "hotwords": {"plain": plain, "boosted": boosted, "prompt": boost},
+        "load_avg": [round(x, 2) for x in os.getloadavg()], "model_load_s": round(load_s, 2),
+        "vad_end_silence_ms": 500, "partial_every_s": args.partial_every_s,
+        "paths": report, "hotwords": {**boosted, "prompt": boost} if boosted else None,
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--lines", type=int, default=16)
+    ap.add_argument("--lines", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--fast", action="store_true",
-                    help="feed the audio unpaced, partials off (default: paced like a "
-                    "microphone, partials transcribed while the line is spoken)")
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N drawn lines (a held-out run: --lines 16 --skip 10)")
+    ap.add_argument("--paths", default="whole,streaming",
+                    help=f"comma-separated, side by side per line: {', '.join(PATHS)}")
+    ap.add_argument("--partial-every-s", type=float, default=1.0)
+    ap.add_argument("--boosting", action="store_true",
+                    help="also measure hotwords: each line transcribed with and without them")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
+    ap.add_argument("--memory-under-stt", type=int, default=0, metavar="ROUNDS",
+                    help="instead: the memory's share timed with and without decodes running")
+    ap.add_argument("--window-study", type=Path, default=None, metavar="CORPUS",
+                    help="instead: the encoder-window study on an STT corpus.jsonl "
+                    "(bench/build_stt_corpus.py), tune and held-out halves")
+    ap.add_argument("--pads", default="3,5,8,12", help="window study: paddings in seconds")
+    ap.add_argument("--per-split", type=int, default=12, help="window study: lines per half")
     args = ap.parse_args()
+    if args.window_study is not None:
+        if not args.window_study.is_file():
+            ap.error(f"no STT corpus at {args.window_study}")
+        pads = [float(p) for p in args.pads.split(",")]
+        print(json.dumps(window_study(args.window_study, pads, args.per_split)))
+        return
+    unknown = set(args.paths.split(",")) - set(PATHS)
+    if unknown:
+        ap.error(f"unknown path(s) {sorted(unknown)}; known: {', '.join(PATHS)}")
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-bench-voice-"))).resolve()
     home.chmod(0o755)
     settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"))
     url = resolve_url(settings)
+    load_before = os.getloadavg()
     try:
         result = asyncio.run(run(args, url, settings))
     finally:
         if args.home is None and not settings.database_url:
             embedded.stop(settings.pgdata)
             shutil.rmtree(home, ignore_errors=True)
-    print(f"{'stage (ms from end of speech)':32} {'p50':>8} {'p95':>8}")
-    for name, s in result["stages_ms"].items():
-        print(f"{name:32} {s['p50']!s:>8} {s['p95']!s:>8}")
-    print(f"{'memory (write + hot context)':32} {result['memory_ms']['p50']!s:>8} "
-          f"{result['memory_ms']['p95']!s:>8}")
-    for label in ("plain", "boosted"):
-        h = result["hotwords"][label]
-        print(f"hotwords {label:8}: entity errors {h['entity_error_rate']:.3f} of "
-              f"{h['names']} names, WER {h['wer']:.3f}")
+    result["load_avg_before"] = [round(x, 2) for x in load_before]
+    if "paths" not in result:
+        print(json.dumps(result))
+        return
+    names = list(result["paths"])
+    print(f"\nload average before {result['load_avg_before']}, after {result['load_avg']}")
+    print(f"{'ms from end of speech (p50/p95)':34}" + "".join(f"{n:>22}" for n in names))
+
+    def row(label: str, get: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        cells = [get(result["paths"][n]) for n in names]
+        print(f"{label:34}" + "".join(f"{c['p50']!s:>11}{c['p95']!s:>11}" for c in cells))
+
+    for stage in STAGES:
+        row(stage, lambda r, s=stage: r["stages_ms"][s])
+    row("memory (write + hot context)", lambda r: r["memory_ms"])
+    row("  write", lambda r: r["write_ms"])
+    row("  hot context", lambda r: r["hot_context_ms"])
+    row("STT real-time factor, per decode", lambda r: r["stt_rtf"])
+    row("final decode's audio (s)", lambda r: r["final_tail_s"])
+    row("event-loop lag (ms)", lambda r: r["loop_lag_ms"])
+    print(f"{'WER':34}" + "".join(f"{result['paths'][n]['wer']!s:>22}" for n in names))
+    if result["hotwords"]:
+        for label in ("plain", "boosted"):
+            h = result["hotwords"][label]
+            print(f"hotwords {label:8}: entity errors {h['entity_error_rate']:.3f} of "
+                  f"{h['names']} names, WER {h['wer']:.3f}")
     print(json.dumps(result))
 
 

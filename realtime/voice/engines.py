@@ -11,12 +11,13 @@ Nothing loads here: local engines load on first use, or when `load()` is called.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from glyphoxa_pipelines.config import Settings
 from realtime.voice.chat import OpenAIChat
 from realtime.voice.interfaces import ChatModel, Recognizer, Synthesizer
+from realtime.voice.s2s import SpeechToSpeech
 
 
 @dataclass
@@ -24,6 +25,9 @@ class VoiceEngines:
     stt: Recognizer
     chat: ChatModel
     tts: Synthesizer
+    # a new speech-to-speech engine per conversation (each holds its own connection); None
+    # when none is configured
+    s2s: Callable[[], SpeechToSpeech] | None = None
 
     def load(self) -> None:
         """Load local models now (a server does this at start, not on the first turn)."""
@@ -41,6 +45,8 @@ class SpeechConfig:
     tts_model: str | None = None
     tts_base_url: str | None = None
     tts_voice: str = "alloy"
+    s2s_url: str | None = None  # set: an OpenAI-Realtime-style websocket for /s2s turns
+    s2s_api_key: str | None = None
 
     @classmethod
     def from_env(cls, settings: Settings, env: Mapping[str, str] | None = None) -> SpeechConfig:
@@ -51,6 +57,8 @@ class SpeechConfig:
             remote_tts=env.get("GLYPHOXA_VOICE_TTS", "local").lower() == "remote",
             tts_model=settings.tts_model, tts_base_url=settings.tts_base_url,
             tts_voice=settings.tts_voice,
+            s2s_url=env.get("GLYPHOXA_S2S_URL") or None,
+            s2s_api_key=env.get("GLYPHOXA_S2S_API_KEY") or None,
         )
 
 
@@ -59,11 +67,20 @@ class EngineConfigError(ValueError):
 
 
 def recognizer(config: SpeechConfig) -> Recognizer:
-    from glyphoxa_pipelines.providers.speech import RemoteRecognizer, SpeechToText
+    from glyphoxa_pipelines.providers.speech import RemoteRecognizer
 
     if config.stt_model:
         return RemoteRecognizer(config.stt_model, base_url=config.stt_base_url)
-    return SpeechToText()
+    return live_whisper()
+
+
+def live_whisper() -> Recognizer:
+    """The bundled tiny.en as the live loop runs it: the encoder on the utterance, not on
+    30 s, and one thread, so the other core is left to the event loop and its memory work."""
+    from glyphoxa_pipelines.providers.speech import SpeechToText
+    from glyphoxa_pipelines.providers.speech.whisper import LIVE_ENCODER_PAD_S
+
+    return SpeechToText(encoder_pad_s=LIVE_ENCODER_PAD_S, cpu_threads=1)
 
 
 def synthesizer(config: SpeechConfig) -> Synthesizer:
@@ -80,7 +97,16 @@ def synthesizer(config: SpeechConfig) -> Synthesizer:
 def build_engines(config: SpeechConfig, *, chat_model: str, chat_base_url: str | None
                   ) -> VoiceEngines:
     return VoiceEngines(recognizer(config), OpenAIChat(chat_model, base_url=chat_base_url),
-                        synthesizer(config))
+                        synthesizer(config), speech_to_speech(config))
+
+
+def speech_to_speech(config: SpeechConfig) -> Callable[[], SpeechToSpeech] | None:
+    if not config.s2s_url:
+        return None
+    from realtime.voice.openai_realtime import OpenAIRealtimeEngine
+
+    url, key = config.s2s_url, config.s2s_api_key
+    return lambda: OpenAIRealtimeEngine(url, api_key=key)
 
 
 def engines_from_env(settings: Settings, env: Mapping[str, str] | None = None) -> VoiceEngines:

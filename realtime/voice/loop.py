@@ -1,10 +1,11 @@
 """The cascaded voice loop for one NPC in one live session.
 
-Per speaker: frames -> `EnergyVad`; while an utterance is open, its audio so far is
-transcribed every `partial_every_s` in the background and sent to `MemoryService.partial`, so
-pre-fetch runs while the player is still talking. When the VAD closes the utterance:
+Per speaker: frames -> a `Listener` (VAD, passes transcribed while the player speaks, each
+sent to `MemoryService.partial` so pre-fetch runs before they finish). When the VAD closes the
+utterance:
 
-1. final transcription with the campaign's names as hotwords, Whisper's word probabilities
+1. its final transcript (with streaming, only the tail after the committed words is left,
+   often decoded already), the campaign's names as hotwords, Whisper's word probabilities
    kept as `word_confidences`;
 2. `write_entries` (inline correction, the L1 write, pre-fetch on the corrected text);
 3. the tier for the turn (`select_tier`) and the hot context;
@@ -18,19 +19,25 @@ a `Consolidator` writes to L1 whatever the turns did not (every 30 minutes and w
 source ends).
 
 Every stage is timed from the moment the VAD closed the utterance (`TurnResult.timings`).
+
+Speech to text runs on one worker thread of the loop's own, so passes queue instead of
+competing with each other for the cores, and the event loop, which runs the memory work,
+keeps a core to itself when the engine runs with one thread (`cpu_threads=1`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+import numpy as np
 
 from glyphoxa_pipelines.memory import NotFoundError, SessionStore
 from glyphoxa_pipelines.providers.speech import Transcript
@@ -40,8 +47,14 @@ from realtime.service import MemoryService
 from realtime.tools import Tier, ToolScope, select_tier, tools_for_tier
 from realtime.voice.consolidator import CONSOLIDATE_EVERY_S, Consolidator, entry_for
 from realtime.voice.context_manager import ContextManager
-from realtime.voice.hotwords import hotwords_text, ranked_names
+from realtime.voice.hotwords import (
+    WHISPER_PROMPT_TOKENS,
+    estimate_whisper_tokens,
+    hotwords_text,
+    ranked_names,
+)
 from realtime.voice.interfaces import AudioSink, AudioSource, ChatModel, Recognizer, Synthesizer
+from realtime.voice.listening import Heard, Listener, ListenSettings
 from realtime.voice.speech_out import SentenceSplitter, Speaker
 from realtime.voice.summarizer import Summarizer
 from realtime.voice.tool_bridge import (
@@ -53,6 +66,8 @@ from realtime.voice.tool_bridge import (
 from realtime.voice.vad import EnergyVad, Utterance
 
 log = logging.getLogger(__name__)
+
+CONTEXT_WORDS = 40  # of the committed words, as previous text in the prompt
 
 INSTRUCTIONS = (
     "You voice this character in a live tabletop role-playing game. Answer in character, "
@@ -67,6 +82,12 @@ class VoiceConfig:
     session_id: str
     npc_id: str
     partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
+    streaming: bool = True  # rolling passes + early final (`listening.py`); off: whole utterance
+    early_final_ms: float = 200.0
+    stt_worker: bool = True  # one STT thread of the loop's own; off: asyncio's shared pool
+    # streaming: prompt a window's decode with the words committed before it (off: it raised
+    # WER, docs/DESIGN.md)
+    previous_text: bool = False
     hotwords: bool = True
     max_tool_rounds: int = 2
     tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
@@ -89,16 +110,8 @@ class TurnResult:
     timings: dict[str, float]  # milliseconds from the utterance's end
     partials: int
     hotwords: str | None
-
-
-@dataclass
-class _Speaking:
-    """One speaker's open utterance: its VAD and the partial transcription in flight."""
-
-    vad: EnergyVad
-    partial: asyncio.Task[None] | None = None
-    next_partial_s: float = 0.0
-    partials: int = 0
+    tail_s: float = 0.0  # audio the final decode took after the utterance ended
+    early_final: bool = False
 
 
 class VoiceLoop:
@@ -120,7 +133,9 @@ class VoiceLoop:
         self.chat = chat
         self.tts = tts
         self.sink = sink
-        self._speakers: dict[str, _Speaking] = {}
+        self._speakers: dict[str, Listener] = {}
+        self._stt_pool = ThreadPoolExecutor(1, thread_name_prefix="voice-stt") \
+            if config.stt_worker else None
         self._heard: list[str] = []  # this loop's recent transcripts, for hotword ranking
         self._scene: dict[str, Any] = {}
         self._campaign: str | None = None
@@ -133,52 +148,47 @@ class VoiceLoop:
         """Run until the source ends; one `TurnResult` per utterance answered."""
         results: list[TurnResult] = []
         await self.prepare()  # an unknown session fails here, before any audio is taken
-        async for frame in source.frames():
-            state = self._speakers.get(frame.speaker_id)
-            if state is None:
-                state = _Speaking(EnergyVad(**self.config.vad))
-                self._speakers[frame.speaker_id] = state
-            utterance = state.vad.feed(frame)
-            if state.vad.active:
-                self._maybe_partial(state, frame.sample_rate, frame.speaker_id)
-            if utterance is not None:
-                results.append(await self.turn(utterance, partials=state.partials))
-                state.partials = 0
-                state.next_partial_s = 0.0
-            await self.consolidator.tick()
-        for state in self._speakers.values():
-            if state.partial is not None:
-                with contextlib.suppress(Exception):
-                    await state.partial
-        await self.sink.close()
-        await self.consolidator.consolidate_now()
+        try:
+            async for frame in source.frames():
+                listener = self._listener(frame.speaker_id)
+                utterance = listener.feed(frame)
+                if utterance is not None:
+                    results.append(await self.turn(utterance, listener=listener))
+                await self.consolidator.tick()
+            for listener in self._speakers.values():
+                await listener.drain()
+            await self.sink.close()
+            await self.consolidator.consolidate_now()
+        finally:
+            if self._stt_pool is not None:
+                self._stt_pool.shutdown(wait=False)
         return results
 
-    def _maybe_partial(self, state: _Speaking, rate: int, speaker_id: str) -> None:
-        if self.config.partial_every_s <= 0:
-            return  # partials off (an unpaced file: they would only compete with the final)
-        samples = state.vad.speech_so_far()
-        heard_s = len(samples) / rate
-        if heard_s < state.next_partial_s + self.config.partial_every_s:
-            return
-        if state.partial is not None and not state.partial.done():
-            return  # one partial at a time per speaker: the CPU is shared with the rest
-        state.next_partial_s = heard_s
-        state.partials += 1
-        state.partial = asyncio.create_task(self._partial(samples, rate))
+    def _listener(self, speaker_id: str) -> Listener:
+        listener = self._speakers.get(speaker_id)
+        if listener is None:
+            cfg = self.config
+            listener = Listener(
+                EnergyVad(**cfg.vad), self._transcribe, self._partial,
+                ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms))
+            self._speakers[speaker_id] = listener
+        return listener
 
-    async def _partial(self, samples: Any, rate: int) -> None:
-        """Best effort: a partial only warms pre-fetch, so its failure is logged, not raised."""
-        try:
-            words = await self._hotwords()
-            transcript = await asyncio.to_thread(self.stt.transcribe, samples, rate,
-                                                 hotwords=words)
-            if transcript.text.strip():
-                await self.service.partial(self.config.session_id, transcript.text,
-                                           self.config.npc_id)
-        except Exception:
-            log.exception("partial transcription for session %s failed",
-                          self.config.session_id)
+    async def _transcribe(self, samples: np.ndarray, rate: int, context: str = "") -> Transcript:
+        """One decode on the STT worker. `context` (the utterance's words committed before
+        this window) follows the names in Whisper's prompt, as its previous text: a window
+        that starts mid-sentence is then decoded as the rest of that sentence."""
+        context = " ".join(context.split()[-CONTEXT_WORDS:]) if self.config.previous_text \
+            else ""
+        words = await self._hotwords(reserve=estimate_whisper_tokens(" " + context)
+                                     if context else 0)
+        if context:
+            words = f"{words} {context}" if words else context
+        return await asyncio.get_running_loop().run_in_executor(
+            self._stt_pool, lambda: self.stt.transcribe(samples, rate, hotwords=words))
+
+    async def _partial(self, text: str) -> None:
+        await self.service.partial(self.config.session_id, text, self.config.npc_id)
 
     async def prepare(self) -> None:
         """The session's campaign and scene, before the first utterance: hotwords rank the
@@ -190,7 +200,8 @@ class VoiceLoop:
         self._campaign = session.campaign_id
         self._scene = dict(session.scene or {})
 
-    async def _hotwords(self) -> str | None:
+    async def _hotwords(self, reserve: int = 0) -> str | None:
+        """The names for Whisper's prompt, leaving `reserve` tokens of it free."""
         if not self.config.hotwords:
             return None
         if self._campaign is None:
@@ -201,10 +212,12 @@ class VoiceLoop:
             return None
         ranked = ranked_names(names.entities.values(), scene=self._scene,
                               recent_text=self._heard)
-        return hotwords_text(ranked)
+        return hotwords_text(ranked, max_tokens=WHISPER_PROMPT_TOKENS - 23 - reserve)
 
     # -- one turn ------------------------------------------------------------------------
-    async def turn(self, utterance: Utterance, *, partials: int = 0) -> TurnResult:
+    async def turn(self, utterance: Utterance, *, listener: Listener | None = None) -> TurnResult:
+        """Answer one utterance; `listener` holds what was heard while it was spoken (without
+        one, as from the HTTP API's whole-file turns, the utterance is transcribed whole)."""
         cfg = self.config
         ended = time.perf_counter()
 
@@ -212,12 +225,17 @@ class VoiceLoop:
             return round((time.perf_counter() - ended) * 1000, 2)
 
         words = await self._hotwords()
-        transcript = await asyncio.to_thread(
-            self.stt.transcribe, utterance.samples, utterance.sample_rate, hotwords=words)
+        if listener is not None:
+            heard = await listener.final(utterance)
+        else:
+            heard = Heard(await self._transcribe(utterance.samples, utterance.sample_rate), 0,
+                          utterance.seconds, False)
+        transcript, partials = heard.transcript, heard.partials
         timings = {"transcript": since()}
         if not transcript.text.strip():
             return TurnResult(utterance.speaker_id, transcript, "", [], "", [], "", 0.0,
-                              utterance.seconds, timings, partials, words)
+                              utterance.seconds, timings, partials, words, heard.tail_s,
+                              heard.early)
         key = f"voice-{uuid.uuid4().hex}"
         written = await self.service.write_entries(cfg.session_id, [EntryIn(
             idempotency_key=key,
@@ -255,7 +273,8 @@ class VoiceLoop:
             await self._write_reply(context, reply)
         return TurnResult(utterance.speaker_id, transcript, entry["text"],
                           entry.get("corrections", []), decision.tier.value, outcomes, reply,
-                          speaker.audio_s, utterance.seconds, timings, partials, words)
+                          speaker.audio_s, utterance.seconds, timings, partials, words,
+                          heard.tail_s, heard.early)
 
     async def _answer(
         self, context: HotContext, tier: Tier, speaker: Speaker, ended: float,
@@ -324,7 +343,8 @@ def summarize(results: Sequence[TurnResult]) -> dict[str, Any]:
             {"speaker": r.speaker_id, "heard": r.transcript.text, "written": r.text,
              "corrections": r.corrections, "tier": r.tier,
              "tools": [o.tool for o in r.tool_calls], "reply": r.reply,
-             "audio_s": round(r.audio_s, 2), "timings_ms": r.timings, "partials": r.partials}
+             "audio_s": round(r.audio_s, 2), "timings_ms": r.timings, "partials": r.partials,
+             "tail_s": r.tail_s, "early_final": r.early_final}
             for r in results
         ]
     }

@@ -29,6 +29,7 @@ class Utterance:
     speaker_name: str
     start_s: float  # offsets into the speaker's stream
     end_s: float
+    voiced_ms: float = 0.0  # loud time inside it: equal at two moments = nothing said between
 
     @property
     def seconds(self) -> float:
@@ -66,6 +67,16 @@ class EnergyVad:
     @property
     def active(self) -> bool:
         return self._active
+
+    @property
+    def quiet_ms(self) -> float:
+        """Quiet since the open utterance's last loud frame (the end is `end_silence_ms`)."""
+        return self._quiet_ms if self._active else 0.0
+
+    @property
+    def voiced_ms(self) -> float:
+        """Loud time in the open utterance so far."""
+        return self._voiced_ms if self._active else 0.0
 
     def speech_so_far(self) -> np.ndarray:
         """The open utterance's audio (empty when none is open): what partials transcribe."""
@@ -116,4 +127,4 @@ class EnergyVad:
         if voiced < self.min_speech_ms:
             return None
         return Utterance(samples, frame.sample_rate, frame.speaker_id, frame.speaker_name,
-                         self._start_s, self._stream_s)
+                         self._start_s, self._stream_s, voiced)

@@ -65,9 +65,10 @@ async def voice_service(database_url: str, glyphoxa_home: Path) -> AsyncIterator
 
 @pytest.fixture(scope="session")
 def stt() -> object:
-    from glyphoxa_pipelines.providers.speech import SpeechModelMissing, SpeechToText
+    from glyphoxa_pipelines.providers.speech import SpeechModelMissing
+    from realtime.voice.engines import live_whisper
 
-    engine = SpeechToText()
+    engine = live_whisper()
     try:
         engine.load()
     except SpeechModelMissing as exc:

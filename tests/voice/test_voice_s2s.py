@@ -109,3 +109,37 @@ async def test_s2s_bridge_runs_memory_tools_and_writes_l1(
         ("npc", "The Sunblade is a holy sword, friend."),
     ]
     assert entries[1].npc_id == "thaldrin"
+
+
+async def test_s2s_over_the_http_api(
+    voice_service: Any, voice_campaign: VoiceCampaign, fake_server: FakeRealtimeServer,
+) -> None:
+    import httpx
+
+    from realtime.api.app import create_app
+    from realtime.voice.audio import read_wav, wav_bytes
+    from realtime.voice.engines import SpeechConfig, VoiceEngines, speech_to_speech
+
+    rate = 16_000
+    t = np.arange(rate) / rate
+    body = wav_bytes(Synthesized((0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), rate))
+    unused: Any = None  # the cascaded engines: an S2S turn never touches them
+    engines = VoiceEngines(unused, unused, unused,
+                           speech_to_speech(SpeechConfig(s2s_url=fake_server.url)))
+    bare = VoiceEngines(unused, unused, unused)
+    url = f"/v1/voice/sessions/{voice_campaign.session_id}/npcs/thaldrin/s2s"
+    results = []
+    for with_engines in (engines, bare):
+        app = create_app(voice_service, mount_mcp=False, open_service=False, voice=with_engines)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            results.append(await client.post(url, content=body, params={"speaker_id": "ana"},
+                                              headers={"Content-Type": "audio/wav"}))
+    ok, missing = results
+    assert ok.status_code == 200, ok.text
+    out = ok.json()
+    assert out["heard"] == ["Thaldrin, what do you know of the Sunblade?"]
+    assert out["replies"] == ["The Sunblade is a holy sword, friend."]
+    assert out["tools"] == ["memory.query_entities"] and out["written"] == 2
+    assert read_wav(base64.b64decode(out["audio_wav"])).seconds == 0.2
+    assert missing.status_code == 503 and "GLYPHOXA_S2S_URL" in missing.text

@@ -16,33 +16,18 @@ from typing import Any
 
 import numpy as np
 
+from glyphoxa_pipelines.providers.speech.transcript import Transcript, TranscriptWord, join_words
+from glyphoxa_pipelines.providers.speech.whisper_window import decode_short
+
+__all__ = ["Transcript", "TranscriptWord", "join_words", "SpeechToText", "SpeechModelMissing",
+           "bundled_whisper_path", "resample", "WHISPER_RATE", "LIVE_ENCODER_PAD_S"]
+
 WHISPER_RATE = 16_000
+LIVE_ENCODER_PAD_S = 12.0  # chosen on the STT corpus tune half, docs/DESIGN.md
 
 
 class SpeechModelMissing(RuntimeError):
     """The package that ships the model weights (or the engine) is not installed."""
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptWord:
-    """One whitespace-separated word of a transcript with Whisper's probability for it."""
-
-    text: str
-    start_s: float
-    end_s: float
-    probability: float
-
-
-@dataclass(frozen=True, slots=True)
-class Transcript:
-    """What was heard: `text` and its words, one `TranscriptWord` per `text.split()` item."""
-
-    text: str
-    words: tuple[TranscriptWord, ...] = ()
-
-    @property
-    def word_confidences(self) -> list[float]:
-        return [w.probability for w in self.words]
 
 
 def bundled_whisper_path() -> Path:
@@ -69,30 +54,17 @@ def resample(samples: np.ndarray, rate: int, target: int = WHISPER_RATE) -> np.n
     return resample_poly(audio, target // g, rate // g).astype(np.float32)
 
 
-def join_words(pieces: list[tuple[str, float, float, float]]) -> Transcript:
-    """A transcript from Whisper's (token text, start, end, probability) word pieces."""
-    words: list[list[Any]] = []
-    for text, start, end, prob in pieces:
-        if not text.strip():
-            continue
-        if words and not text[:1].isspace():
-            last = words[-1]
-            last[0] += text.strip()
-            last[2] = end
-            last[3] = min(last[3], prob)
-            continue
-        # a piece holding several words ("  a b") gives each of them its probability
-        words.extend([part, start, end, prob] for part in text.split())
-    out = tuple(TranscriptWord(w[0], round(w[1], 3), round(w[2], 3), float(w[3])) for w in words)
-    return Transcript(" ".join(w.text for w in out), out)
-
-
 @dataclass
 class SpeechToText:
     """faster-whisper on `model_path` (the bundled tiny.en when None), int8 on the CPU.
 
     `beam_size` 1 (greedy) and `temperature` 0 keep transcripts reproducible; `hotwords` are
     off unless passed to `transcribe`, so what is heard is the model's own.
+
+    `encoder_pad_s` set (the live voice path sets `LIVE_ENCODER_PAD_S`): the encoder runs on
+    the utterance plus that much silence instead of 30 s (`whisper_window`), falling back to
+    the standard window when that decode looks like a loop. None keeps faster-whisper's own
+    decoding, which the speech corpora were built with.
     """
 
     model_path: Path | None = None
@@ -101,6 +73,7 @@ class SpeechToText:
     cpu_threads: int = 0
     beam_size: int = 1
     language: str = "en"
+    encoder_pad_s: float | None = None
     _model: Any = field(default=None, repr=False)
 
     def load(self) -> Any:
@@ -132,8 +105,14 @@ class SpeechToText:
     ) -> Transcript:
         """What Whisper hears in mono audio `samples` at `sample_rate` Hz."""
         model = self.load()
+        audio = resample(samples, sample_rate)
+        if self.encoder_pad_s is not None:
+            short = decode_short(model, audio, pad_s=self.encoder_pad_s, hotwords=hotwords,
+                                 language=self.language)
+            if short is not None:
+                return short
         segments, _info = model.transcribe(
-            resample(samples, sample_rate),
+            audio,
             language=self.language,
             beam_size=self.beam_size,
             temperature=0.0,

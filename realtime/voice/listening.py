@@ -1,0 +1,151 @@
+"""One speaker's open utterance: the VAD, the passes transcribed while they speak, the final.
+
+Two ways to hear an utterance, kept side by side so the bench compares them in one run:
+
+- streaming (the default): partial passes over the audio not yet committed
+  (`StreamingTranscript`), each one's words sent on as a partial (pre-fetch); and an *early
+  final*: once the speaker has been quiet `early_final_ms`, the uncommitted tail is decoded
+  right away instead of after the VAD's full `end_silence_ms` hangover. If the speaker stays
+  quiet until the VAD closes, nothing was added but silence, so that decode is the final; if
+  they speak again it is dropped. The end of speech then waits for a tail that is usually
+  decoded already.
+- whole (the loop as first built): partials transcribe all the speech so far, and the final
+  transcribes the whole utterance once the VAD has closed it.
+
+At most one pass per speaker is in flight, and a final waits for the partial before it: the
+CPU they share is what the turn needs next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from glyphoxa_pipelines.providers.speech import Transcript
+from realtime.voice.interfaces import AudioFrame
+from realtime.voice.streaming_stt import StreamingTranscript
+from realtime.voice.vad import EnergyVad, Utterance
+
+log = logging.getLogger(__name__)
+
+# (audio, rate, the utterance's words already committed before this audio)
+Transcribe = Callable[[np.ndarray, int, str], Awaitable[Transcript]]
+OnPartial = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ListenSettings:
+    partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
+    streaming: bool = True
+    early_final_ms: float = 200.0  # quiet this long: decode the tail before the VAD closes
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """An utterance's final transcript and how it was reached."""
+
+    transcript: Transcript
+    partials: int
+    tail_s: float  # audio the final decode took after the utterance had ended
+    early: bool  # the early final was used
+
+
+class Listener:
+    def __init__(self, vad: EnergyVad, transcribe: Transcribe, on_partial: OnPartial,
+                 settings: ListenSettings) -> None:
+        self.vad = vad
+        self._transcribe = transcribe
+        self._on_partial = on_partial
+        self.settings = settings
+        self._reset()
+
+    def _reset(self) -> None:
+        self._stream: StreamingTranscript | None = None
+        self._job: asyncio.Task[None] | None = None
+        self._early: tuple[asyncio.Task[tuple[Transcript, float, float]], float] | None = None
+        self._next_partial_s = 0.0
+        self._partials = 0
+
+    def feed(self, frame: AudioFrame) -> Utterance | None:
+        """The frame into the VAD; passes scheduled; the utterance when it has ended."""
+        utterance = self.vad.feed(frame)
+        if utterance is None and self.vad.active:
+            if self._stream is None:
+                self._stream = StreamingTranscript(frame.sample_rate)
+            self._schedule(frame.sample_rate)
+        return utterance
+
+    def _schedule(self, rate: int) -> None:
+        s = self.settings
+        if s.streaming and self.vad.quiet_ms >= s.early_final_ms:
+            if self._early is None:
+                self._early = (asyncio.create_task(self._tail(self.vad.speech_so_far(), rate)),
+                               self.vad.voiced_ms)
+            return
+        if self._early is not None and self.vad.quiet_ms < s.early_final_ms:
+            self._early = None  # spoke again: that decode missed the new words
+        if s.partial_every_s <= 0 or (self._job is not None and not self._job.done()):
+            return
+        samples = self.vad.speech_so_far()
+        heard_s = len(samples) / rate
+        if heard_s < self._next_partial_s + s.partial_every_s:
+            return
+        self._next_partial_s = heard_s
+        self._partials += 1
+        self._job = asyncio.create_task(self._partial(samples, rate))
+
+    async def _partial(self, samples: np.ndarray, rate: int) -> None:
+        """Best effort: a partial only warms pre-fetch (and, streaming, commits words), so
+        its failure is logged, not raised."""
+        try:
+            stream = self._stream
+            if self.settings.streaming and stream is not None:
+                window, offset = stream.window(samples)
+                heard = await self._transcribe(window, rate, stream.committed_text())
+                stream.update(heard, offset, len(samples) / rate)
+                text = stream.so_far()
+            else:
+                text = (await self._transcribe(samples, rate, "")).text
+            if text.strip():
+                await self._on_partial(text)
+        except Exception:
+            log.exception("partial transcription failed")
+
+    async def _tail(self, samples: np.ndarray, rate: int) -> tuple[Transcript, float, float]:
+        """The audio after the committed words, decoded (after any partial in flight)."""
+        await self.drain()
+        stream = self._stream
+        if stream is None or not self.settings.streaming:
+            return await self._transcribe(samples, rate, ""), 0.0, len(samples) / rate
+        window, offset = stream.window(samples)
+        return (await self._transcribe(window, rate, stream.committed_text()), offset,
+                len(window) / rate)
+
+    async def drain(self) -> None:
+        """Wait for the partial in flight, if any (its errors are already logged)."""
+        if self._job is not None:
+            with contextlib.suppress(Exception):
+                await self._job
+
+    async def final(self, utterance: Utterance) -> Heard:
+        """The utterance's transcript: the early final when only silence followed it, else
+        the tail decoded now."""
+        early = self._early
+        stream, partials = self._stream, self._partials
+        used = early is not None and early[1] == utterance.voiced_ms
+        try:
+            if used and early is not None:
+                tail, offset, tail_s = await early[0]
+            else:
+                tail, offset, tail_s = await self._tail(utterance.samples,
+                                                        utterance.sample_rate)
+        finally:
+            self._reset()
+        transcript = stream.final(tail, offset) if stream is not None and \
+            self.settings.streaming else tail
+        return Heard(transcript, partials, round(tail_s, 3), used)
