@@ -28,6 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -107,6 +108,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+async def wait_healthy(client: Any, what: str, *, timeout_s: float) -> None:
+    """Poll `/healthz` on an aiohttp session until the server answers 200 (it loads its
+    models first)."""
+    import aiohttp
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            async with client.get("/healthz") as r:
+                if r.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"{what} did not come up within {timeout_s:.0f} s")
+
+
 def start_server(url: str, home: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "GLYPHOXA_DATABASE_URL": url, "GLYPHOXA_HOME": str(home / "http"),
            "PYTHONPATH": str(ROOT)}
@@ -128,16 +146,7 @@ async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, c
     timeout = aiohttp.ClientTimeout(total=10)
     try:
         async with aiohttp.ClientSession(base, connector=connector, timeout=timeout) as client:
-            for _ in range(300):
-                try:
-                    async with client.get("/healthz") as r:
-                        if r.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError("the HTTP server did not come up")
+            await wait_healthy(client, "the HTTP server", timeout_s=30.0)
             # let the server load its embedding model before anything is timed
             async with client.post("/v1/tools/memory.search_sessions", json={
                     "session_id": live, "arguments": {"query": "warm up"}},
@@ -314,7 +323,8 @@ def main() -> None:
     scale = scale_dataset.QUICK if args.quick else scale_dataset.FULL
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-bench-rt-"))).resolve()
     home.chmod(0o755)
-    settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"))
+    settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"),
+                        shared_prefetch=os.environ.get("GLYPHOXA_SHARED_PREFETCH", "0") == "1")
     url = resolve_url(settings)
     try:
         print(f"building dataset: {scale}", flush=True)

@@ -37,7 +37,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from bench import scale_dataset  # noqa: E402
-from bench.realtime import free_port, prepare_live, stats  # noqa: E402
+from bench.realtime import free_port, prepare_live, stats, wait_healthy  # noqa: E402
 from glyphoxa_pipelines.config import Settings  # noqa: E402
 from glyphoxa_pipelines.db import Database, embedded, resolve_url, standby  # noqa: E402
 
@@ -104,16 +104,7 @@ async def run_variant(v: Variant, url: str, read_url: str, home: Path, live: str
     try:
         async with aiohttp.ClientSession(f"http://127.0.0.1:{port}", connector=connector,
                                          timeout=timeout) as client:
-            for _ in range(600):
-                try:
-                    async with client.get("/healthz") as r:
-                        if r.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.2)
-            else:
-                raise RuntimeError(f"{v.name}: the server did not come up")
+            await wait_healthy(client, f"{v.name}: the server", timeout_s=120.0)
 
             async def search(q: str) -> None:
                 async with client.post("/v1/tools/memory.search_sessions", json={

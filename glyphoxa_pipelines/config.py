@@ -33,8 +33,10 @@ class Settings:
     # database_url); None: every read on the primary.
     read_database_url: str | None = None
     # Pre-fetch results shared through PostgreSQL so any worker or host serves the next hot
-    # context alike; off (GLYPHOXA_SHARED_PREFETCH=0) saves a round trip for one process.
-    shared_prefetch: bool = True
+    # context alike. Off for one process: the shared pull is a round trip and a wait for
+    # fetches in flight on every hot context (1.8 -> 20 ms p50 in bench/realtime.py --quick);
+    # `serve --workers N` turns it on, and several hosts set GLYPHOXA_SHARED_PREFETCH=1.
+    shared_prefetch: bool = False
     database_name: str = "glyphoxa"
     dagster_database_name: str = "dagster"
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
@@ -56,7 +58,7 @@ class Settings:
             home=Path(env.get("GLYPHOXA_HOME", ".glyphoxa")).expanduser().resolve(),
             database_url=env.get("GLYPHOXA_DATABASE_URL") or None,
             read_database_url=env.get("GLYPHOXA_READ_DATABASE_URL") or None,
-            shared_prefetch=env.get("GLYPHOXA_SHARED_PREFETCH", "1") != "0",
+            shared_prefetch=env.get("GLYPHOXA_SHARED_PREFETCH", "0") == "1",
             database_name=env.get("GLYPHOXA_DATABASE_NAME", "glyphoxa"),
             dagster_database_name=env.get("GLYPHOXA_DAGSTER_DATABASE_NAME", "dagster"),
             embedding_model=env.get("GLYPHOXA_EMBEDDING_MODEL", DEFAULT_EMBEDDING_MODEL),

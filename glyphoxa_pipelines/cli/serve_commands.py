@@ -60,6 +60,8 @@ def serve(
         os.environ["GLYPHOXA_BIND_HOST"] = host
         os.environ["GLYPHOXA_MCP_HTTP"] = "1" if mcp_http else "0"
         os.environ["GLYPHOXA_VOICE"] = "1" if voice else "0"
+        # Any worker may serve a session's next hot context: share what each pre-fetched.
+        os.environ.setdefault("GLYPHOXA_SHARED_PREFETCH", "1")
         uvicorn.run("realtime.api.app:app_from_env", factory=True, host=host, port=port,
                     workers=workers, log_level=log_level, access_log=False)
         return

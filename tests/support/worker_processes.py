@@ -30,7 +30,7 @@ def worker_processes(database_url: str, home: Path, count: int, *,
     """`count` service processes; yields their base URLs once each answers /healthz."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "GLYPHOXA_DATABASE_URL": database_url,
            "GLYPHOXA_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "GLYPHOXA_MCP_HTTP": "0", **(extra_env or {})}
+           "GLYPHOXA_MCP_HTTP": "0", "GLYPHOXA_SHARED_PREFETCH": "1", **(extra_env or {})}
     env.pop("GLYPHOXA_READ_DATABASE_URL", None)
     if read_url:
         env["GLYPHOXA_READ_DATABASE_URL"] = read_url
