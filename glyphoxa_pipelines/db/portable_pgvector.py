@@ -25,7 +25,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +92,9 @@ def this_cpu_flags() -> frozenset[str] | None:
 
 def embedded_library() -> Path:
     """The vector.so the embedded server loads."""
-    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    from glyphoxa_pipelines.db.embedded import quiet_platformdirs
+
+    quiet_platformdirs()
     import pgserver
 
     return Path(pgserver.__file__).parent / "pginstall" / "lib" / "postgresql" / "vector.so"

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.worker_processes import REPO, free_port
+from tests.support.worker_processes import REPO, free_port, stop_processes
 
 pytestmark = pytest.mark.slow  # three Dagster processes and a run
 
@@ -93,10 +93,4 @@ def test_webserver_and_daemon_share_the_postgres_instance(db: Any, campaign_id: 
                 time.sleep(1)
             assert run.status == DagsterRunStatus.SUCCESS
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_processes(procs, timeout_s=30)

@@ -61,10 +61,15 @@ def worker_processes(database_url: str, home: Path, count: int, *,
                 time.sleep(0.2)
         yield urls
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(procs, timeout_s=15)
+
+
+def stop_processes(procs: list[subprocess.Popen[bytes]], *, timeout_s: float) -> None:
+    """Terminate every process, then wait for each; one that ignores SIGTERM is killed."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
