@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import importlib.util
 import os
 import platform
 import shutil
@@ -92,12 +93,12 @@ def this_cpu_flags() -> frozenset[str] | None:
 
 def embedded_library() -> Path:
     """The vector.so the embedded server loads."""
-    from glyphoxa_pipelines.db.embedded import quiet_platformdirs
-
-    quiet_platformdirs()
-    import pgserver
-
-    return Path(pgserver.__file__).parent / "pginstall" / "lib" / "postgresql" / "vector.so"
+    # Found without importing pgserver: importing it warns about platformdirs, and
+    # `embedded` (which imports this module) owns that quieting.
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        raise PortablePgvectorError("pgserver (the embedded PostgreSQL) is not installed")
+    return Path(spec.origin).parent / "pginstall" / "lib" / "postgresql" / "vector.so"
 
 
 def sha256_of(path: Path) -> str:
