@@ -97,3 +97,18 @@ def chunk_visible(chunk: str = "c") -> sql.Composed:
         "(%(listener)s::text IS NULL OR {c}.audience IS NULL"
         " OR %(listener)s = ANY({c}.audience))"
     ).format(c=c)
+
+
+def session_heard(session_id: str = "session_id") -> sql.Composed:
+    """The rule for a whole session's retelling (its summary, its recap): the listener heard
+    some of it. A summary retells every scene, so an NPC that was nowhere in a session (a
+    conversation held in another city) must not read it, while one that heard any line of it
+    may: the retelling is the table's, and splitting it by scene would need summaries per
+    audience. A session with no lines (imported summaries) is public, like a line without
+    presence. `%(<session_id>)s` names the session parameter."""
+    param = sql.Placeholder(session_id)
+    return sql.SQL(
+        "(%(listener)s::text IS NULL"
+        " OR NOT EXISTS (SELECT 1 FROM session_entries w WHERE w.session_id = {p})"
+        " OR EXISTS (SELECT 1 FROM session_entries w WHERE w.session_id = {p} AND {rule}))"
+    ).format(p=param, rule=dialogue_visible("w"))

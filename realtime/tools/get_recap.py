@@ -1,7 +1,8 @@
 """`memory.get_recap`: the "previously on…" recap of the previous, the current or a named
 session of the caller's campaign, in the words the table heard at the session's start.
 
-A recap retells what the whole party saw, like a session summary, so every NPC may read it;
+A recap retells a session like its summary, so an NPC reads it only where it heard some of
+the session (`visibility.session_heard`, applied by `session_pick`);
 its audio file is named (not sent) for a caller that can play it.
 """
 

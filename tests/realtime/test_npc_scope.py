@@ -323,3 +323,39 @@ async def test_scene_present_by_name_counts_as_the_npc(rt_client: httpx.AsyncCli
     for npc, hears in (("cora", True), ("alda", False)):
         ctx = (await rt_client.get(f"/v1/sessions/{live}/npcs/{npc}/context")).json()
         assert any("third bell" in line["text"] for line in ctx["recent"]) is hears, npc
+
+
+async def test_summaries_and_recaps_only_of_sessions_the_npc_heard(
+    rt_client: httpx.AsyncClient, rt_db_url: str, world: World,
+) -> None:
+    """A session's summary and recap retell all of it: an NPC that heard none of its lines
+    gets neither (as if none existed), one that heard some of it, the DM, and everyone for a
+    session without lines, get them."""
+    from glyphoxa_pipelines.memory import Recap, RecapStore, SessionSummary, SummaryStore
+
+    with Database(rt_db_url, max_size=2).open() as db:
+        quiet = SessionStore(db).start_session(world.cid, f"{world.cid}-quiet", title="quiet",
+                                               started_at=T0 + timedelta(days=10),
+                                               status="ended")
+        for sid, what in ((world.docks, "the smugglers' tunnel"),
+                          (world.bakery, "the comet festival"), (quiet.id, "a quiet week")):
+            SummaryStore(db).save(SessionSummary(sid, world.cid, f"Summary of {what}.",
+                                                 method="test"))
+            RecapStore(db).save(Recap(sid, world.cid, f"Previously: {what}.", method="test"))
+
+    async def ask(tool: str, npc: str | None, session: str) -> str:
+        body: dict[str, Any] = {"campaign_id": world.cid, "arguments": {"session": session}}
+        if npc is not None:
+            body["npc_id"] = npc
+        r = await rt_client.post(f"/v1/tools/{tool}", json=body)
+        assert r.status_code == 200, r.text
+        return _text(r.json()["results"])
+
+    for tool in ("memory.get_session_summary", "memory.get_recap"):
+        assert "tunnel" in await ask(tool, "bren", world.docks)
+        assert "tunnel" in await ask(tool, None, world.docks)
+        assert await ask(tool, "alda", world.docks) == ""
+        assert "festival" in await ask(tool, "alda", world.bakery)
+        assert await ask(tool, "bren", world.bakery) == ""
+        # a session with no lines has no audience to keep: public
+        assert "quiet week" in await ask(tool, "cora", quiet.id)
