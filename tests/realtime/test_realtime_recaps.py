@@ -13,6 +13,7 @@ import pytest
 
 from glyphoxa_pipelines.db import Database
 from glyphoxa_pipelines.memory import Campaign, CampaignStore, Recap, RecapStore, SessionStore
+from realtime.tools.tiers import SMOOTH_WINDOW
 
 T0 = datetime(2024, 3, 1, 19, 0, tzinfo=UTC)
 AUDIO = b"RIFF\x24\x00\x00\x00WAVEfmt fake recap audio"
@@ -63,8 +64,13 @@ async def test_the_recap_route_serves_text_and_audio(
     assert r.status_code == 404 and "unknown session" in r.json()["detail"]
 
 
-async def test_the_get_recap_tool(rt_client: httpx.AsyncClient, recaps: Recaps, rt_seed) -> None:  # type: ignore[no-untyped-def]
+async def test_the_get_recap_tool(rt_client: httpx.AsyncClient, recaps: Recaps, rt_seed,  # type: ignore[no-untyped-def]
+                                  rt_service) -> None:
     s1, s2, s3 = recaps.sessions
+    # Tier membership follows measured latency: on a loaded machine earlier calls may have
+    # taken get_recap out of FAST. Pin its evidence so this checks the FAST contract.
+    for _ in range(SMOOTH_WINDOW):
+        rt_service.latencies.record("memory.get_recap", 1.0)
 
     async def call(session: str, *, bound: str | None = s3, campaign: str | None = None,
                    tier: str | None = "FAST") -> dict:  # type: ignore[type-arg]
