@@ -121,6 +121,17 @@ def token_confidences(
     return _confidences(text, [t.start for t in tokens], word_confidences)
 
 
+def _scan_confidences(
+    text: str, scan: Scan, word_confidences: Sequence[float] | None
+) -> list[float]:
+    """`_confidences` from the whitespace-word index the scan kept for each token."""
+    if not word_confidences:
+        return [1.0] * len(scan.starts)
+    if len(text.split()) != len(word_confidences):
+        return [1.0] * len(scan.starts)  # confidences of another text: no signal
+    return [float(word_confidences[k]) for k in scan.chunk]
+
+
 def _confidences(
     text: str, starts: Sequence[int], word_confidences: Sequence[float] | None
 ) -> list[float]:
@@ -243,9 +254,11 @@ def _word_states(
     but may anchor a longer name ("Box Machina" for "Vox Machina")."""
     settled_spans = sorted(settled)
     changed_spans = sorted((c.start, c.end) for c in changed)
+    by_joined = index.by_joined
+    if not settled_spans and not changed_spans:
+        return [not plain for plain in scan.plain], [norm in by_joined for norm in scan.norms]
     blocked, named = [], []
     k = j = 0
-    by_joined = index.by_joined
     for start, norm, plain in zip(scan.starts, scan.norms, scan.plain, strict=True):
         while k < len(settled_spans) and settled_spans[k][1] <= start:
             k += 1
@@ -278,7 +291,7 @@ def context_corrections(
     """
     if not text or not index:
         return []
-    scene_key = tuple(sorted(set(scene or ())))
+    scene_key = scene if isinstance(scene, tuple) else tuple(scene or ())
     scene_canon, by_scene = _scene_forms(index, scene_key) if scene_key else (frozenset(), {})
     unsure_at = cfg.unsure_confidence
     if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
@@ -287,7 +300,7 @@ def context_corrections(
     count = len(scan.norms)
     if not count:
         return []
-    unsure_of = [c < unsure_at for c in _confidences(text, scan.starts, word_confidences)]
+    unsure_of = [c < unsure_at for c in _scan_confidences(text, scan, word_confidences)]
     if not scene_canon and not any(unsure_of):
         return []
     norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
@@ -320,9 +333,7 @@ def context_corrections(
             if anchors:
                 if n > 1 and n in multi_sizes:
                     vouched = None if unsure else scene_canon
-                    hits.extend(
-                        _named_anchor_hits(scan, first, last, anchors, index, cfg, vouched)
-                    )
+                    hits.extend(_named_anchor_hits(scan, first, last, anchors, index, cfg, vouched))
                 continue
             edge = max(zipfs[first], zipfs[last]) >= function_zipf
             # a function word at an edge ("Trink it") is judged by the edge rule, not here
