@@ -101,9 +101,11 @@ class _Scene:
     canon: frozenset[str]  # canonical names of the scene's entities
     by_variant: dict[str, tuple[NameForm, ...]]  # their forms by every variant of their codes
     by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
+    # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
+    by_short: dict[str, tuple[NameForm, ...]]
 
 
-_NO_SCENE = _Scene(frozenset(), {}, {})
+_NO_SCENE = _Scene(frozenset(), {}, {}, {})
 
 
 @lru_cache(maxsize=256)
@@ -116,16 +118,21 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
     canon = frozenset(f.canonical for f in forms.values())
     out: dict[str, list[NameForm]] = {}
     by_size: dict[int, list[NameForm]] = {}
+    by_short: dict[str, list[NameForm]] = {}
     for form in forms.values():
         if not form.common:
             for variant in {v for code in form.codes for v in _variants(code)}:
                 out.setdefault(variant, []).append(form)
             if form.n_words > 1:
                 by_size.setdefault(form.n_words, []).append(form)
+            else:
+                for short in {_fold(code)[:-1] for code in form.codes if len(code) >= 3}:
+                    by_short.setdefault(short, []).append(form)
     return _Scene(
         canon,
         {k: tuple(v) for k, v in out.items()},
         {k: tuple(v) for k, v in by_size.items()},
+        {k: tuple(v) for k, v in by_short.items()},
     )
 
 
@@ -398,8 +405,26 @@ def context_corrections(
                     for form in by_edge.get(key, ()):
                         forms[id(form)] = form
                 if unsure:
+                    # the scene's names of as many words, heard as other words of their
+                    # sounds: no look-up finds them, and only this rule may take them
                     for form in in_play.by_size.get(n, ()):
-                        forms[id(form)] = form
+                        if id(form) not in forms:
+                            score = _sounded(
+                                norms[first : last + 1], zipfs[first : last + 1], form, cfg
+                            )
+                            if score is not None and score >= cfg.sounded_threshold:
+                                hits.append(_Hit(first, last, form, score))
+            if n == 1 and unsure and not edge and zipf < common_zipf and in_play.by_short:
+                # a doubted word that is no ordinary English, with the code of a scene name
+                # cut short of its last sound ("Kila", "Kiela" for Keyleth)
+                for code in codes:
+                    for form in in_play.by_short.get(_fold(code), ()):
+                        if id(form) not in forms:
+                            score = _jw(
+                                _fold_letters(spelling_key(joined)), _fold_letters(form.key)
+                            )
+                            if score >= cfg.short_threshold:
+                                hits.append(_Hit(first, last, form, score))
             if not forms:
                 continue
             key = spelling_key(joined)
@@ -424,6 +449,10 @@ def context_corrections(
                 # ("borrel" is not "Vrel", "brained" not "Vriand")
                 if not (exact or (in_scene and (folds or edit))) or (edge and not exact):
                     continue
+                if not (folds or unsure):
+                    # a code one edit off, the name in play but Whisper sure of what it wrote:
+                    # a word of its own ("Trings" of gnome blood is not Trinket)
+                    continue
                 need = _need(cfg, scene=in_scene, unsure=unsure, exact=exact, zipf=window_zipf)
                 if need is None:
                     continue
@@ -432,6 +461,16 @@ def context_corrections(
                     # for Keyleth, Trinket): the very code, a name in play, and Whisper unsure
                     # of what it wrote; said with confidence, "kill it" is kept
                     need = max(need, cfg.tail_threshold)
+                elif (
+                    n == 1
+                    and not edge
+                    and zipfs[first] >= common_zipf
+                    and scan.title[first]
+                    and not scan.initial[first]
+                ):
+                    # an ordinary word Whisper capitalized mid-sentence, as it writes names
+                    # ("Okay, Tricked is very happy" for Trinket): a third signal
+                    need = max(need, cfg.titled_threshold)
                 elif edge or (n == 1 and zipfs[first] >= common_zipf):
                     need = max(need, cfg.edge_threshold)
                 score = max(

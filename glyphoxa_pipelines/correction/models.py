@@ -98,7 +98,11 @@ class CorrectionConfig:
       name of the scene whose last sound Whisper wrote as a function word ("kill it" for
       Keyleth: the very code, every other word doubted); `sounded_threshold` the mean
       closeness of a scene's multi-word name heard word by word as other words of the same
-      sounds ("box machinist" for "Vox Machina").
+      sounds ("box machinist" for "Vox Machina"); `short_threshold` the closeness of a doubted
+      word that is no ordinary English to a one-word scene name whose code it has, the name's
+      last sound aside ("Kila" for Keyleth); `titled_threshold` replaces `edge_threshold` for
+      an ordinary word Whisper capitalized mid-sentence, as it writes names ("Okay, Tricked is
+      very happy" for Trinket).
     """
 
     phonetic_threshold: float = 0.70
@@ -134,3 +138,5 @@ class CorrectionConfig:
     context_max_words: int = 3
     tail_threshold: float = 0.78
     sounded_threshold: float = 0.8
+    short_threshold: float = 0.72
+    titled_threshold: float = 0.85

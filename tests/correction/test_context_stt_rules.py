@@ -121,3 +121,43 @@ def test_scan_chunks_agree_with_token_confidences(text: str) -> None:
     conf = [round(0.01 * k, 2) for k in range(len(text.split()))]
     scan = Scan(text)
     assert [conf[k] for k in scan.chunk] == token_confidences(text, tokenize(text), conf)
+
+
+# -- a name heard a sound short ("Kila" for Keyleth)
+
+
+def test_doubted_made_up_word_a_sound_short_of_a_scene_name() -> None:
+    text = "No, like next to Kiela, like near."
+    assert correct(text, INDEX).text == text
+    assert fixed(text, {"Kiela"}, PARTY) == "No, like next to Keyleth, like near."
+
+
+def test_a_sound_short_needs_doubt_the_scene_and_an_unlisted_word() -> None:
+    text = "No, like next to Kiela, like near."
+    assert fixed(text, set(), PARTY) == text  # Whisper sure of it
+    assert fixed(text, {"Kiela"}, ["Grog"]) == text  # Keyleth out of play
+    ordinary = "No, I will call you near."  # "call" codes KL too, but is ordinary English
+    assert fixed(ordinary, {"call"}, PARTY) == ordinary
+
+
+# -- a code one edit off, Whisper sure: a word of its own
+
+
+def test_sure_word_one_code_edit_from_a_scene_name_stays() -> None:
+    text = "Trings of gnome blood are flung across the room."
+    assert fixed(text, set(), PARTY) == text
+
+
+# -- an ordinary word Whisper capitalized mid-sentence, as it writes names
+
+
+def test_ordinary_word_capitalized_mid_sentence_may_be_a_scene_name() -> None:
+    text = "Okay, Tricked is very happy."
+    assert fixed(text, {"Tricked"}, PARTY) == "Okay, Trinket is very happy."
+
+
+def test_ordinary_word_in_lower_case_or_said_clearly_stays() -> None:
+    lower = "Okay, tricked is very happy."
+    assert fixed(lower, {"tricked"}, PARTY) == lower
+    text = "Okay, Tricked is very happy."
+    assert fixed(text, set(), PARTY) == text
