@@ -1,8 +1,8 @@
 """Evaluate transcript correction on real speech-to-text output (the corpus that
 `bench/build_stt_corpus.py` builds: real lines spoken by piper, heard by Whisper tiny.en).
 
-    python bench/correction_stt.py [--corpus DIR] [--split tune|heldout] [--synthetic-episodes N]
-                                   [--no-party]
+    python bench/correction_stt.py [--corpus DIR] [--split tune|heldout|all] [--no-party]
+                                   [--synthetic-episodes N] [--base OTHER_CHECKOUT]
 
 A correction is right when it overlaps a misheard name's transcript span and writes that name's
 entity; one on a name heard right that keeps its entity is neutral (a respelling of what was
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterable
@@ -34,6 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+# `--base DIR` times another checkout's corrector with this bench: its child processes import
+# glyphoxa_pipelines from DIR (given here), everything else from this checkout
+if os.environ.get("GLYPHOXA_BENCH_CODE"):
+    sys.path.insert(0, os.environ["GLYPHOXA_BENCH_CODE"])
 
 from build_stt_corpus import DEMO, default_out  # noqa: E402
 from correction import (  # noqa: E402
@@ -184,21 +190,58 @@ def score(rows: list[dict[str, Any]], index: NameIndex, entity: dict[str, str]) 
 
 
 def latency(rows: list[dict[str, Any]], index: NameIndex, rounds: int = 5) -> dict[str, float]:
-    """Per-utterance time of `correct` with confidences and scene, after a warm-up round.
+    """Per-utterance time of `correct` with confidences and scene.
 
     Thread CPU time is reported next to wall time: on a shared machine the wall-clock tail
-    measures the neighbours, CPU time this code.
+    measures the neighbours, CPU time this code. Three readings: `unseen_*`, each held-out
+    line corrected once after the tune half warmed the per-word caches (what a new line of a
+    session costs); the repeated rounds over all lines after a warm-up round (`p50_ms` ...);
+    and `best_*`, each line's fastest round (the least disturbed by the neighbours' load, the
+    figure to compare two versions by).
     """
-    for row in rows:
+
+    def timed(row: dict[str, Any]) -> tuple[float, float]:
+        t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
         correct(row["hypothesis"], index, row.get("word_confidences"), scene=row.get("scene"))
+        return (time.perf_counter_ns() - t0) / 1e6, (time.thread_time_ns() - c0) / 1e6
+
+    for row in rows:
+        if row["split"] == "tune":
+            timed(row)
+    unseen = [timed(row)[1] for row in rows if row["split"] != "tune"]
+    for row in rows:
+        timed(row)
     wall, cpu = [], []
+    best = [float("inf")] * len(rows)
     for _ in range(rounds):
-        for row in rows:
-            t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
-            correct(row["hypothesis"], index, row.get("word_confidences"), scene=row.get("scene"))
-            cpu.append((time.thread_time_ns() - c0) / 1e6)
-            wall.append((time.perf_counter_ns() - t0) / 1e6)
-    return latency_summary(wall, cpu)
+        for k, row in enumerate(rows):
+            w, c = timed(row)
+            wall.append(w)
+            cpu.append(c)
+            best[k] = min(best[k], c)
+    out = latency_summary(wall, cpu)
+    unseen.sort()
+    best.sort()
+    for label, values in (("unseen", unseen), ("best", best)):
+        out[f"{label}_cpu_p50_ms"] = round(values[int(0.5 * (len(values) - 1))], 4)
+        out[f"{label}_cpu_p95_ms"] = round(values[int(0.95 * (len(values) - 1))], 4)
+    return out
+
+
+def compare_latency(args: argparse.Namespace, base: Path, runs: int = 2) -> list[dict[str, Any]]:
+    """Latency of the corrector in `base` (another checkout) and in this one, measured by this
+    bench in child processes taking turns (base, new, base, new): on a loaded machine the load
+    drifts, and interleaving spreads it over both."""
+    out = []
+    for run in range(runs):
+        for label, code in (("base", base), ("new", ROOT)):
+            env = dict(os.environ, GLYPHOXA_BENCH_CODE=str(code.resolve()))
+            command = [sys.executable, __file__, "--latency-only", "--names", str(args.names)]
+            command += ["--seed", str(args.seed), "--corpus", str(args.corpus or default_out())]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            out.append({"version": label, "run": run} | result["latency"])
+    return out
 
 
 def synthetic(data: Path, episodes: int, seed: int) -> dict[str, Any] | None:
@@ -229,8 +272,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--synthetic-episodes", type=int, default=2)
     parser.add_argument("--examples", type=int, default=12)
-    parser.add_argument("--split", choices=("all", "tune", "heldout"), default="all")
+    parser.add_argument(
+        "--split",
+        choices=("all", "tune", "heldout"),
+        default="tune",
+        help="the half whose wrong and missed corrections are printed (default tune: "
+        "read the held-out half's only once the rules are fixed)",
+    )
     parser.add_argument("--no-party", action="store_true", help="scenes without the party")
+    parser.add_argument("--base", type=Path, default=None, help="checkout to time against")
+    parser.add_argument("--latency-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     folder = args.corpus or default_out()
     if not (folder / "corpus.jsonl").exists():
@@ -248,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
         "known_names": args.names,
         "party": not args.no_party,
     }
+    if args.latency_only:
+        print(json.dumps({"bench": "correction_stt", "latency": latency(rows, index)}))
+        return 0
     halves = {"all": rows} | {h: [r for r in rows if r["split"] == h] for h in ("tune", "heldout")}
     for label, subset in halves.items():
         result = score(subset, index, entity)
@@ -269,7 +323,21 @@ def main(argv: list[str] | None = None) -> int:
         f"latency per utterance ({args.names} names): p50 {lat['p50_ms']} ms, p95 "
         f"{lat['p95_ms']} ms; CPU time p50 {lat['cpu_p50_ms']} ms, p95 {lat['cpu_p95_ms']} ms"
     )
+    print(
+        f"  each held-out line once, unseen (tune half warmed the caches): CPU p50 "
+        f"{lat['unseen_cpu_p50_ms']} ms, p95 {lat['unseen_cpu_p95_ms']} ms; each line's best "
+        f"round: CPU p50 {lat['best_cpu_p50_ms']} ms, p95 {lat['best_cpu_p95_ms']} ms"
+    )
     summary["latency"] = lat
+    if args.base is not None:
+        rounds = compare_latency(args, args.base)
+        for r in rounds:
+            print(
+                f"  {r['version']:4} run {r['run']}: CPU p50 {r['cpu_p50_ms']} p95 "
+                f"{r['cpu_p95_ms']}; unseen p95 {r['unseen_cpu_p95_ms']}; best p50 "
+                f"{r['best_cpu_p50_ms']} p95 {r['best_cpu_p95_ms']} ms"
+            )
+        summary["latency_vs_base"] = rounds
     synth = synthetic(args.data, args.synthetic_episodes, args.seed)
     if synth is not None:
         print(

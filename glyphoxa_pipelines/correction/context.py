@@ -96,22 +96,44 @@ def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _Scene:
+    canon: frozenset[str]  # canonical names of the scene's entities
+    by_variant: dict[str, tuple[NameForm, ...]]  # their forms by every variant of their codes
+    by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
+    # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
+    by_short: dict[str, tuple[NameForm, ...]]
+
+
+_NO_SCENE = _Scene(frozenset(), {}, {}, {})
+
+
 @lru_cache(maxsize=256)
-def _scene_forms(
-    index: NameIndex, scene: tuple[str, ...]
-) -> tuple[frozenset[str], dict[str, tuple[NameForm, ...]]]:
-    """Canonical names of the scene's entities (given by canonical name or any alias), and
-    their forms by every variant of their codes. The live scene changes with every new name
-    said, so this must be cheap uncached too."""
+def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
+    """The scene's entities (given by canonical name or any alias) and their forms, ready for
+    look-ups. The live scene changes with every new name said, so this must be cheap uncached
+    too."""
     entity_forms = _entity_forms(index)
     forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
     canon = frozenset(f.canonical for f in forms.values())
     out: dict[str, list[NameForm]] = {}
+    by_size: dict[int, list[NameForm]] = {}
+    by_short: dict[str, list[NameForm]] = {}
     for form in forms.values():
         if not form.common:
             for variant in {v for code in form.codes for v in _variants(code)}:
                 out.setdefault(variant, []).append(form)
-    return canon, {k: tuple(v) for k, v in out.items()}
+            if form.n_words > 1:
+                by_size.setdefault(form.n_words, []).append(form)
+            else:
+                for short in {_fold(code)[:-1] for code in form.codes if len(code) >= 3}:
+                    by_short.setdefault(short, []).append(form)
+    return _Scene(
+        canon,
+        {k: tuple(v) for k, v in out.items()},
+        {k: tuple(v) for k, v in by_size.items()},
+        {k: tuple(v) for k, v in by_short.items()},
+    )
 
 
 def token_confidences(
@@ -119,6 +141,17 @@ def token_confidences(
 ) -> list[float]:
     """Whisper's probability of the whitespace word holding each token (1.0 when unknown)."""
     return _confidences(text, [t.start for t in tokens], word_confidences)
+
+
+def _scan_confidences(
+    text: str, scan: Scan, word_confidences: Sequence[float] | None
+) -> list[float]:
+    """`_confidences` from the whitespace-word index the scan kept for each token."""
+    if not word_confidences:
+        return [1.0] * len(scan.starts)
+    if len(text.split()) != len(word_confidences):
+        return [1.0] * len(scan.starts)  # confidences of another text: no signal
+    return [float(word_confidences[k]) for k in scan.chunk]
 
 
 def _confidences(
@@ -202,6 +235,33 @@ def _anchored(
     return total / len(words)
 
 
+def _sounded(
+    words: list[str], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
+) -> float | None:
+    """Mean closeness of a window heard word by word as other words of a multi-word name's
+    sounds ("box machinist" for "Vox Machina"): each word's code agrees with the name word's,
+    B/V and M/N folded, or runs on past it (a syllable added: "machinist"), and each is spelled
+    close. None when some word does not, when all were heard right, or when every word is an
+    ordinary one ("the box machine": ordinary words say what they say)."""
+    if words == list(form.words) or min(zipfs) >= cfg.common_zipf:
+        return None
+    total = 0.0
+    for k, word in enumerate(words):
+        name_word = form.words[k]
+        if word == name_word:
+            total += 1.0
+            continue
+        sim = _jw(word, name_word)
+        if sim < cfg.anchor_threshold:
+            return None
+        heard = [_fold(c) for c in phonetic_codes(word)]
+        said = [_fold(c) for c in form.word_codes[k]]
+        if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
+            return None
+        total += sim
+    return total / len(words)
+
+
 def _named_anchor_hits(
     scan: Scan,
     first: int,
@@ -243,9 +303,11 @@ def _word_states(
     but may anchor a longer name ("Box Machina" for "Vox Machina")."""
     settled_spans = sorted(settled)
     changed_spans = sorted((c.start, c.end) for c in changed)
+    by_joined = index.by_joined
+    if not settled_spans and not changed_spans:
+        return [not plain for plain in scan.plain], [norm in by_joined for norm in scan.norms]
     blocked, named = [], []
     k = j = 0
-    by_joined = index.by_joined
     for start, norm, plain in zip(scan.starts, scan.norms, scan.plain, strict=True):
         while k < len(settled_spans) and settled_spans[k][1] <= start:
             k += 1
@@ -278,8 +340,9 @@ def context_corrections(
     """
     if not text or not index:
         return []
-    scene_key = tuple(sorted(set(scene or ())))
-    scene_canon, by_scene = _scene_forms(index, scene_key) if scene_key else (frozenset(), {})
+    scene_key = scene if isinstance(scene, tuple) else tuple(scene or ())
+    in_play = _scene_forms(index, scene_key) if scene_key else _NO_SCENE
+    scene_canon, by_scene = in_play.canon, in_play.by_variant
     unsure_at = cfg.unsure_confidence
     if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
         return []  # neither signal: nothing to vouch for a change, and no words to scan
@@ -287,7 +350,7 @@ def context_corrections(
     count = len(scan.norms)
     if not count:
         return []
-    unsure_of = [c < unsure_at for c in _confidences(text, scan.starts, word_confidences)]
+    unsure_of = [c < unsure_at for c in _scan_confidences(text, scan, word_confidences)]
     if not scene_canon and not any(unsure_of):
         return []
     norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
@@ -302,6 +365,7 @@ def context_corrections(
         all_common = True
         zipf = 0.0  # the most frequent word's, function words aside
         content = False  # the window holds a word that is no function word
+        doubted = True  # Whisper was unsure of every word of the window but function words
         anchors: list[int] = []  # names heard right in the window: they can only anchor
         for last in range(first, min(count, first + cfg.context_max_words)):
             if blocked[last] or (last > first and not joinable[last]):
@@ -314,15 +378,14 @@ def context_corrections(
             if zipfs[last] < function_zipf:
                 zipf = max(zipf, zipfs[last])
                 content = True
+                doubted = doubted and unsure_of[last]
             if not unsure and all_common:
                 continue  # confident ordinary words: no signal could vouch for a change
             n = last - first + 1
             if anchors:
                 if n > 1 and n in multi_sizes:
                     vouched = None if unsure else scene_canon
-                    hits.extend(
-                        _named_anchor_hits(scan, first, last, anchors, index, cfg, vouched)
-                    )
+                    hits.extend(_named_anchor_hits(scan, first, last, anchors, index, cfg, vouched))
                 continue
             edge = max(zipfs[first], zipfs[last]) >= function_zipf
             # a function word at an edge ("Trink it") is judged by the edge rule, not here
@@ -341,6 +404,27 @@ def context_corrections(
                 for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
                     for form in by_edge.get(key, ()):
                         forms[id(form)] = form
+                if unsure:
+                    # the scene's names of as many words, heard as other words of their
+                    # sounds: no look-up finds them, and only this rule may take them
+                    for form in in_play.by_size.get(n, ()):
+                        if id(form) not in forms:
+                            score = _sounded(
+                                norms[first : last + 1], zipfs[first : last + 1], form, cfg
+                            )
+                            if score is not None and score >= cfg.sounded_threshold:
+                                hits.append(_Hit(first, last, form, score))
+            if n == 1 and unsure and not edge and zipf < common_zipf and in_play.by_short:
+                # a doubted word that is no ordinary English, with the code of a scene name
+                # cut short of its last sound ("Kila", "Kiela" for Keyleth)
+                for code in codes:
+                    for form in in_play.by_short.get(_fold(code), ()):
+                        if id(form) not in forms:
+                            score = _jw(
+                                _fold_letters(spelling_key(joined)), _fold_letters(form.key)
+                            )
+                            if score >= cfg.short_threshold:
+                                hits.append(_Hit(first, last, form, score))
             if not forms:
                 continue
             key = spelling_key(joined)
@@ -349,20 +433,45 @@ def context_corrections(
                     continue
                 in_scene = form.canonical in scene_canon
                 if n == form.n_words and n > 1:
-                    score = _anchored(norms[first : last + 1], zipfs[first : last + 1], form, cfg)
+                    words, window_zipfs = norms[first : last + 1], zipfs[first : last + 1]
+                    score = _anchored(words, window_zipfs, form, cfg)
                     if score is not None and (in_scene or unsure or score >= cfg.anchor_sure):
                         hits.append(_Hit(first, last, form, score))
                         continue
+                    if in_scene and unsure:
+                        score = _sounded(words, window_zipfs, form, cfg)
+                        if score is not None and score >= cfg.sounded_threshold:
+                            hits.append(_Hit(first, last, form, score))
+                            continue
                 exact, folds, edit = _codes_agree(codes, form)
                 # a consonant pair traded or one edit apart is close only for a name of the
                 # scene: among thousands of names, some made-up one is always that near
                 # ("borrel" is not "Vrel", "brained" not "Vriand")
                 if not (exact or (in_scene and (folds or edit))) or (edge and not exact):
                     continue
+                if not (folds or unsure):
+                    # a code one edit off, the name in play but Whisper sure of what it wrote:
+                    # a word of its own ("Trings" of gnome blood is not Trinket)
+                    continue
                 need = _need(cfg, scene=in_scene, unsure=unsure, exact=exact, zipf=window_zipf)
                 if need is None:
                     continue
-                if edge or (n == 1 and zipfs[first] >= common_zipf):
+                if edge and exact and in_scene and content and doubted and n > 1:
+                    # the name's last sound written as a function word ("kill it", "drink it"
+                    # for Keyleth, Trinket): the very code, a name in play, and Whisper unsure
+                    # of what it wrote; said with confidence, "kill it" is kept
+                    need = max(need, cfg.tail_threshold)
+                elif (
+                    n == 1
+                    and not edge
+                    and zipfs[first] >= common_zipf
+                    and scan.title[first]
+                    and not scan.initial[first]
+                ):
+                    # an ordinary word Whisper capitalized mid-sentence, as it writes names
+                    # ("Okay, Tricked is very happy" for Trinket): a third signal
+                    need = max(need, cfg.titled_threshold)
+                elif edge or (n == 1 and zipfs[first] >= common_zipf):
                     need = max(need, cfg.edge_threshold)
                 score = max(
                     _jw(joined, form.joined),

@@ -94,7 +94,15 @@ class CorrectionConfig:
       floor for a single ordinary word or a function word at a window edge; `anchor_threshold`
       the closeness of the other words of a multi-word name anchored by one of its rare words,
       and `anchor_sure` the score at which such a match needs neither scene nor uncertainty;
-      `context_max_words` the longest window.
+      `context_max_words` the longest window; `tail_threshold` replaces `edge_threshold` for a
+      name of the scene whose last sound Whisper wrote as a function word ("kill it" for
+      Keyleth: the very code, every other word doubted); `sounded_threshold` the mean
+      closeness of a scene's multi-word name heard word by word as other words of the same
+      sounds ("box machinist" for "Vox Machina"); `short_threshold` the closeness of a doubted
+      word that is no ordinary English to a one-word scene name whose code it has, the name's
+      last sound aside ("Kila" for Keyleth); `titled_threshold` replaces `edge_threshold` for
+      an ordinary word Whisper capitalized mid-sentence, as it writes names ("Okay, Tricked is
+      very happy" for Trinket).
     """
 
     phonetic_threshold: float = 0.70
@@ -128,3 +136,7 @@ class CorrectionConfig:
     anchor_threshold: float = 0.75
     anchor_sure: float = 0.9
     context_max_words: int = 3
+    tail_threshold: float = 0.78
+    sounded_threshold: float = 0.8
+    short_threshold: float = 0.72
+    titled_threshold: float = 0.85

@@ -272,6 +272,28 @@ class NameIndex:
             strings, bucket = self.by_first.setdefault(form.joined[0], ([], []))
             strings.append(form.joined)
             bucket.append(form)
+        # every beginning of a joined name: a window whose joined words are none can grow
+        # into no name spelled out, so the window walk skips its spelling look-ups
+        self.joined_prefixes = frozenset(
+            f.joined[:k] for f in self.forms for k in range(1, len(f.joined) + 1)
+        )
+        # a normalized word → the sizes of the multi-word names it begins or ends
+        edge_sizes: dict[str, set[int]] = {}
+        for form in self.forms:
+            if form.n_words > 1:
+                for word in (form.words[0], form.words[-1]):
+                    edge_sizes.setdefault(word, set()).add(form.n_words)
+        self.edge_sizes: dict[str, frozenset[int]] = {
+            word: frozenset(sizes) for word, sizes in edge_sizes.items()
+        }
+        # first letter → lengths of the joined names starting with it (the spelling fallback
+        # compares only names of about the window's length)
+        lengths: dict[str, set[int]] = {}
+        for form in self.forms:
+            lengths.setdefault(form.joined[0], set()).add(len(form.joined))
+        self.first_lengths: dict[str, frozenset[int]] = {
+            first: frozenset(found) for first, found in lengths.items()
+        }
         self.max_words = max((f.n_words for f in self.forms), default=0)
         self.multi_sizes = frozenset(f.n_words for f in self.forms if f.n_words > 1)
         self.max_joined = max((len(f.joined) for f in self.forms), default=0)

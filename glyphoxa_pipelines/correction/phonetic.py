@@ -28,8 +28,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, Method
-from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex, normalize, word_zipf
-from glyphoxa_pipelines.correction.window_scoring import Window, best_name, normalized_hit
+from glyphoxa_pipelines.correction.name_index import (
+    NameForm,
+    NameIndex,
+    english_zipf,
+    normalize,
+    phonetic_codes,
+    word_zipf,
+)
+from glyphoxa_pipelines.correction.window_scoring import (
+    Window,
+    best_name,
+    normalized_hit,
+    spelling_fallback_possible,
+)
 
 TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
@@ -92,6 +104,7 @@ class Scan:
         "plain",
         "title",
         "initial",
+        "chunk",
     )
 
     def __init__(self, text: str) -> None:
@@ -106,7 +119,20 @@ class Scan:
         self.plain: list[bool] = []
         self.title: list[bool] = []
         self.initial: list[bool] = []
+        # which whitespace-separated word of the text holds each token: Whisper gives one
+        # probability per such word ("--" is one, with no token in it)
+        self.chunk: list[int] = []
+        starts, ends, words, norms, zipfs = (
+            self.starts,
+            self.ends,
+            self.words,
+            self.norms,
+            self.zipfs,
+        )
+        variants, joinables, plains, titles = self.variants, self.joinable, self.plain, self.title
+        initials, chunks = self.initial, self.chunk
         prev_end = -1
+        chunk = -1
         for m in TOKEN_RE.finditer(text):
             start, end = m.span()
             word = m.group()
@@ -115,26 +141,43 @@ class Scan:
                 continue
             if prev_end >= 0:
                 gap = text[prev_end:start]
-                joinable = gap == " " or (_INLINE_SPACE.fullmatch(gap) is not None)
-                initial = not joinable and _SENTENCE_END.search(gap) is not None
+                if gap == " ":
+                    joinable, initial = True, False
+                    chunk += 1
+                else:
+                    joinable = _INLINE_SPACE.fullmatch(gap) is not None
+                    initial = not joinable and _SENTENCE_END.search(gap) is not None
+                    chunk += _chunks_started(text, prev_end, start)
             else:
                 joinable, initial = False, True
+                chunk += _chunks_started(text, 0, start)
             if start and text[start - 1] in "#@/\\":
                 plain = False
-            self.starts.append(start)
-            self.ends.append(end)
-            self.words.append(word)
-            self.norms.append(norm)
-            self.zipfs.append(zipf)
+            starts.append(start)
+            ends.append(end)
+            words.append(word)
+            norms.append(norm)
+            zipfs.append(zipf)
             if base_len != len(word):
-                self.variants.append(((base_norm, start + base_len, base_zipf), (norm, end, zipf)))
+                variants.append(((base_norm, start + base_len, base_zipf), (norm, end, zipf)))
             else:
-                self.variants.append(((norm, end, zipf),))
-            self.joinable.append(joinable)
-            self.plain.append(plain)
-            self.title.append(word[0].isupper())
-            self.initial.append(initial)
+                variants.append(((norm, end, zipf),))
+            joinables.append(joinable)
+            plains.append(plain)
+            titles.append(word[0].isupper())
+            initials.append(initial)
+            chunks.append(chunk)
             prev_end = end
+
+
+def _chunks_started(text: str, begin: int, start: int) -> int:
+    """How many whitespace-separated words start in text[begin:start + 1] (the last position
+    being a token's first letter)."""
+    count = 0
+    for p in range(begin, start + 1):
+        if not text[p].isspace() and (p == 0 or text[p - 1].isspace()):
+            count += 1
+    return count
 
 
 @lru_cache(maxsize=4)
@@ -224,6 +267,12 @@ def find_corrections(
     function_zipf = cfg.function_zipf
     by_joined = index.by_joined
     by_edge = index.by_edge
+    prefixes = index.joined_prefixes
+    no_sizes: frozenset[int] = frozenset()
+    edge_sizes = [index.edge_sizes.get(norm, no_sizes) for norm in norms_of]
+    last_sizes = [index.edge_sizes.get(v[0][0], no_sizes) for v in variants_of]
+    common_of = [z >= common_zipf for z in zipfs_of]
+    function_of = [z >= function_zipf for z in zipfs_of]
     candidates: list[_Candidate] = []
     for first in range(count):
         if not plain[first]:
@@ -232,6 +281,7 @@ def find_corrections(
         titled = title[first]
         alone_titled = titled and not scan.initial[first]
         first_zipf = zipfs_of[first]
+        first_sizes = edge_sizes[first]
         joined = ""
         all_common = True
         for last in range(first, min(count, first + max_size)):
@@ -239,7 +289,25 @@ def find_corrections(
                 break
             n = last - first + 1
             titled = titled and title[last]
-            for k, (norm, end, zipf) in enumerate(variants_of[last]):
+            variants = variants_of[last]
+            if (
+                all_common
+                and common_of[last]
+                and len(variants) == 1
+                and (joined + norms_of[last]) not in prefixes
+                and (
+                    n == 1
+                    or (n == 2 and (function_of[first] or function_of[last]))
+                    or (n > 2 and n not in first_sizes and n not in last_sizes[last])
+                )
+            ):
+                # ordinary words that spell no name and that no rule below lets become one:
+                # most windows of ordinary speech end here, after a few list look-ups
+                joined += norms_of[last]
+                if len(joined) > max_len:
+                    break
+                continue
+            for k, (norm, end, zipf) in enumerate(variants):
                 common = zipf >= common_zipf
                 win_joined = joined + norm
                 forms = by_joined.get(win_joined)
@@ -263,6 +331,17 @@ def find_corrections(
                     if len(win_joined) < min_len or len(win_joined) > max_len:
                         continue
                     if n == 1 and exact_tokens[first]:
+                        continue
+                    if n > 1 and not _may_match(
+                        index,
+                        cfg,
+                        n,
+                        win_joined,
+                        norms_of[first:last] + [norm],
+                        zipfs_of[first:last] + [zipf],
+                        exact_tokens[first : last + 1],
+                        all_common and common,
+                    ):
                         continue
                 win = Window(
                     norms_of[first:last] + [norm],
@@ -292,6 +371,44 @@ def find_corrections(
     if not candidates:
         return [], []
     return _select(text, starts, candidates)
+
+
+def _may_match(
+    index: NameIndex,
+    cfg: CorrectionConfig,
+    n: int,
+    joined: str,
+    norms: list[str],
+    zipfs: list[float],
+    exact: list[bool],
+    all_common: bool,
+) -> bool:
+    """Whether `best_name` could find anything for a window of several words, by the same
+    look-ups it starts with and nothing dearer: a name with a code of the joined words, a name
+    of as many words with an edge word (or its code) in common, or a word no English list
+    holds for the spelling fallback. Most windows fail all three, and building and scoring
+    a `Window` cost more than these look-ups."""
+    joined_ok = not any(exact) and max(zipfs[0], zipfs[-1]) < cfg.function_zipf
+    if joined_ok:
+        by_code = index.by_code
+        if any(code in by_code for code in phonetic_codes(joined)):
+            return True
+        if (
+            not all_common
+            and min(zipfs) < cfg.rare_zipf
+            and any(english_zipf(w) < cfg.english_zipf for w in norms)
+            and spelling_fallback_possible(index, joined, cfg)
+        ):
+            return True
+    if n in index.multi_sizes and not (all_common and n < 3):
+        by_edge = index.by_edge
+        if (n, "w:" + norms[0]) in by_edge or (n, "w:" + norms[-1]) in by_edge:
+            return True
+        if not all_common:
+            for word in (norms[0], norms[-1]):
+                if any((n, "c:" + c) in by_edge for c in phonetic_codes(word)):
+                    return True
+    return False
 
 
 def _select(

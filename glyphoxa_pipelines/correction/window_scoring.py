@@ -9,6 +9,8 @@ fallback for rare words (`best_name`).
 
 from __future__ import annotations
 
+import math
+
 from rapidfuzz import process
 from rapidfuzz.distance import Indel, JaroWinkler
 
@@ -232,6 +234,25 @@ def normalized_hit(
     return form, 1.0, "normalized", False
 
 
+def spelling_fallback_possible(index: NameIndex, joined: str, cfg: CorrectionConfig) -> bool:
+    """Whether the spelling fallback could find a name: one starting with the window's letter,
+    of a length it accepts (`_joined_score` wants lengths within 0.8-1.25 of each other when no
+    code agrees), spelled closely enough. Long windows of several words fail the length test
+    at once; the rest cost one search in C instead of a window's full scoring."""
+    lengths = index.first_lengths.get(joined[0])
+    if not lengths:
+        return False
+    size = len(joined)
+    low = max(cfg.fuzzy_min_length, math.ceil(size / 1.25))
+    if not any(length in lengths for length in range(low, int(size / 0.8) + 1)):
+        return False
+    strings, _ = index.by_first[joined[0]]
+    return (
+        process.extractOne(joined, strings, scorer=_jw, score_cutoff=cfg.fuzzy_threshold)
+        is not None
+    )
+
+
 def best_name(
     win: Window, index: NameIndex, cfg: CorrectionConfig
 ) -> tuple[NameForm, float, Method, bool] | None:
@@ -297,7 +318,13 @@ def best_name(
                 aligned = _aligned_score(win, form, cfg)
                 if aligned is not None and aligned >= cfg.phonetic_threshold:
                     consider(form, aligned, "aligned")
-    if not found and joined_ok and not win.all_common and min(win.zipfs) < cfg.rare_zipf:
+    if (
+        not found
+        and joined_ok
+        and not win.all_common
+        and min(win.zipfs) < cfg.rare_zipf
+        and spelling_fallback_possible(index, win.joined, cfg)
+    ):
         bucket = index.by_first.get(win.joined[0])
         if bucket is not None:
             strings, bucket_forms = bucket
