@@ -68,8 +68,8 @@ LEADS = re.compile(r"^(?:(?:at first|then|soon after|before long|later|and so|an
                    r"when we left them)\b,?\s*)+", re.I)
 DANGLING = re.compile(r"^(?:he|she|it|his|her|its|him)\b", re.I)
 SPOKEN = re.compile(r"\b(?:guys|by the way|kind of|sort of|okay|basically|essentially|"
-                    r"literally|gonna|wanna|my god)\b|\b\w+s't\b|"
-                    r"(?:^|[,.]\s)[A-Z][\w']+, (?:they|our heroes|their|them)\b", re.I)
+                    r"literally|gonna|wanna|my god)\b|\b\w+s't\b", re.I)
+VOCATIVE = re.compile(r"(?:^|,\s)[A-Z][\w']+, (?:they|our heroes|their|them)\b")  # "Vex, they"
 SHOW_WORDS = {"Part", "Break", "Episode", "Pre", "Show", "Announcements", "Critical", "Role",
               "Geek", "Sundry", "Dungeons", "Dragons", "Twitch", "Thursday", "Previously"}
 
@@ -256,7 +256,7 @@ def _recap_checks(recap: str, episode: dict[str, Any], narration: list[str],
     quoted_table = [s for s in sentences
                     if re.search(r"\b[A-Z][a-z]+ declared\b|[\"“”]", s)]  # no speaker read aloud
     dangling = [s for s in sentences if DANGLING.match(LEADS.sub("", s))]
-    spoken = [s for s in sentences if SPOKEN.search(s)]
+    spoken = [s for s in sentences if SPOKEN.search(s) or VOCATIVE.search(LEADS.sub("", s))]
     words = len(body.split())
     return {
         "recap_words": words,

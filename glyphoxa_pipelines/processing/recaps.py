@@ -21,7 +21,7 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-RECAP_VERSION = "story-recap-v1"  # characters, goal, last scene; was template-v2
+RECAP_VERSION = "story-recap-v2"  # v2: read aloud: no dangling pronoun, quote, "last time"
 LLM_RECAP_VERSION = "llm-recap-v2"  # v2: characters, goal, last scene, 150-250 words
 
 _CONNECTIVES = ["At first,", "Then", "Soon after,", "Before long,", "Later,", "And so"]
@@ -117,6 +117,16 @@ GOAL = re.compile(
     re.IGNORECASE,
 )
 _TABLE_LINE = re.compile(r"^[A-Z][\w' ]{0,40}:\s")
+# What a listener cannot follow out of the transcript: a sentence leaning on the one before
+# ("He forged it himself"), the DM's own "last time" (the previous session, not this one), a
+# quote with nobody to say it, the DM talking to one player ("Vex, you ...").
+_UNSPEAKABLE = re.compile(
+    r"^(?:he|she|it|its|his|her|him|they|them|their|there)\b"
+    r"|^(?:last|as) (?:time|we left off)\b|^we'll pick up|^next time\b"
+    r"|[\"“”]",
+    re.IGNORECASE,
+)
+_VOCATIVE = re.compile(r"(?:^|,\s)[A-Z][\w'’-]+, (?:[Yy]ou|[Yy]our|as you)\b")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’]+")
 
 
@@ -124,9 +134,9 @@ def _points_by_scene(summary: SessionSummary) -> list[list[str]]:
     """The summary's key points grouped by scene (its paragraphs), table lines dropped."""
     paragraphs = [p for p in summary.summary.split("\n\n") if p.strip()]
     points = [
-        p.strip()[1:-1] if p.strip()[:1] in '"“' and p.strip()[-1:] in '"”' else p.strip()
-        for p in summary.key_points
+        p.strip() for p in summary.key_points
         if len(p.split()) >= 5 and not _TABLE_LINE.match(p) and "--" not in p
+        and not _UNSPEAKABLE.search(_DISCOURSE.sub("", p.strip())) and not _VOCATIVE.search(p)
     ]
     if len(paragraphs) < 2:
         return [[p] for p in points] or ([[summary.summary]] if summary.summary else [])

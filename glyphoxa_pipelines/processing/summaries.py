@@ -29,7 +29,11 @@ import numpy as np
 
 from glyphoxa_pipelines.memory.models import Chunk, SessionSummary
 from glyphoxa_pipelines.processing.cast import infer_characters
-from glyphoxa_pipelines.processing.retelling import retell_address, retell_declaration
+from glyphoxa_pipelines.processing.retelling import (
+    retell_address,
+    retell_declaration,
+    retell_vocative,
+)
 from glyphoxa_pipelines.processing.scenes import (
     Scene,
     StorySentence,
@@ -59,10 +63,13 @@ _OPENER = re.compile(
     re.IGNORECASE,
 )
 MIN_WORDS, MAX_WORDS = 8, 55
+_SUBJECTLESS = re.compile(r"^[A-Z][a-z]+e?s (?:down|back|forward|up|out|off|over|around|away|"
+                          r"in|into|to|at|through|toward|towards)\b")
 NAME_BOOST = 1.5
 LENGTH_EXPONENT = 0.7  # sentence weight / words ** this: dense lines over rambling ones
 WORDS_PER_POINT = 600
 SCENE_NAMES = 8
+SCENE_THINGS = 4  # the header's things; more reads as a tag list
 POINTS_PER_SCENE = 3  # fewer, fuller scenes read better than many one-line ones
 ADDRESSED_SENTENCES = 2  # the DM's answer to a player: its first sentences are about them
 EVENT_BONUS = 0.35
@@ -119,11 +126,50 @@ def _key(word: str) -> str:
     return word.lower().replace("’", "'").removesuffix("'s")
 
 
+# Spoken hedges and table voice that carry no story: a written retelling drops them, and a
+# summary of fixed length then has room for what happened.
+_FILLERS = [
+    (re.compile(r"\b(?:kind of|sort of|kinda|sorta)\s+", re.I), ""),
+    (re.compile(r",?\s*\b(?:essentially|basically|actually|literally|by the way|at this point|"
+                r"for a second|for a moment|right now|currently|genuinely)\b,?", re.I), ""),
+    (re.compile(r"\b(you|they) (?:guys|all)\b", re.I), r"\1"),
+    (re.compile(r"\b(?:just|very|really) (?=[a-z])", re.I), ""),
+    (re.compile(r"\b(?:a little bit|a bit)\s+(?=[a-z]+er\b)", re.I), ""),
+]
+
+
+# "-ly" words that are not manner adverbs, or whose loss changes what is said
+_KEEP_LY = set("""only early likely unlikely barely hardly nearly rarely scarcely daily friendly
+    lonely ugly holy silly deadly elderly lovely costly ghostly curly wobbly fly ally belly jelly
+    rely reply supply apply assembly family italy july bully lily folly jolly sly comply
+    partly mostly fully completely entirely""".split())
+_ADVERB = re.compile(r"(?<=[a-z,] )([a-z]{4,}ly)\b,?\s*")
+
+
+def _drop_adverb(m: re.Match[str]) -> str:
+    word = m.group(1)
+    if word in _KEEP_LY or _zipf(word[:-2]) < 3.0 and _zipf(word[:-3] + "e") < 3.0:
+        return m.group(0)  # not an adverb of a known word ("assembly", "holy")
+    return ""
+
+
+def compress(text: str) -> str:
+    """Fillers out ("you guys kind of just step" -> "you step"), manner adverbs out ("slowly
+    begins to" -> "begins to"), spacing and commas mended."""
+    for pattern, repl in _FILLERS:
+        text = pattern.sub(repl, text)
+    text = _ADVERB.sub(_drop_adverb, text)
+    text = re.sub(r"\s+([,.!?;])", r"\1", " ".join(text.split()))
+    text = re.sub(r",\s*,", ",", text).lstrip(", ")
+    return text
+
+
 def clean_sentence(text: str) -> str:
     """A transcript sentence as written prose: no stage directions, no spoken openers
-    ("So, okay, ..."), a capital first letter."""
+    ("So, okay, ..."), no fillers, a capital first letter."""
     text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", text)
     text = " ".join(text.split())
+    text = compress(_OPENER.sub("", text))
     text = _OPENER.sub("", text)
     return text[:1].upper() + text[1:] if text else text
 
@@ -141,6 +187,9 @@ def usable(text: str) -> bool:
         return False  # half a quote
     if text.split()[0].lower().endswith("ing"):
         return False  # "Landing right on top of ...": no subject
+    if re.match(r"^[A-Z][a-z]+(?:, [a-z]+){2,}|^[A-Z][a-z]+ one\b", text) or (
+        _SUBJECTLESS.match(text) and _zipf(text.split()[0].lower()) >= 3.5):
+        return False  # "Tall, lanky, long, ...", "Comes down to swing": no subject
     if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
         return False  # "However, of House ...": the transcript lost the subject
     if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
@@ -148,12 +197,18 @@ def usable(text: str) -> bool:
     return text[:1].isupper() and text[-1:] in ".!\"”'"
 
 
+# A sentence opening on a pronoun leans on the one before it ("He forged it himself"): out
+# of its place it names nobody, so a summary or recap never starts a point with one.
+DANGLING = re.compile(r"^(?:he|she|it|its|his|her|him|they|them|their|there)\b", re.I)
+
+
 def _pick_scene(
     scene: Scene, vocab: Vocabulary, per_scene: int, last: bool,
     deeds: Sequence[StorySentence] = (),
 ) -> list[StorySentence]:
     candidates = [
-        s for s in scene.narration if usable(clean_sentence(s.text))
+        s for s in scene.narration
+        if usable(clean_sentence(s.text)) and not DANGLING.match(clean_sentence(s.text))
     ]
     if not candidates:
         return []
@@ -204,6 +259,48 @@ def scene_names(
     return [w for w, n in counts.most_common(limit) if n >= 2]
 
 
+def scene_things(
+    scene: Scene, scenes: Sequence[Scene], vocab: Vocabulary, limit: int = 4
+) -> list[str]:
+    """The creatures, places and objects a scene keeps coming back to (plain nouns the DM
+    repeats in this scene more than elsewhere: "the bridge", "duergar", "an ogre"): with the
+    names, what a reader needs to know what the scene was about."""
+    def counts(sc: Scene) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for s in sc.narration:
+            out.update(_key(w) for w in _WORD.findall(s.text) if w.islower())
+        return out
+
+    here = counts(scene)
+    nouns = {  # seen after a determiner at least once: a thing, not a quality ("lanky")
+        _key(m.group(1)) for s in scene.narration for m in _AFTER_DETERMINER.finditer(s.text)
+    }
+    total: Counter[str] = Counter()
+    for sc in scenes:
+        total.update(counts(sc))
+    share = len(scene.narration) / max(1, sum(len(sc.narration) for sc in scenes))
+    ranked = [
+        (n * (n / total[w]) / max(share, 1e-6), w) for w, n in here.items()
+        if n >= 3 and w in nouns and w in vocab.weight and w not in vocab.names
+        and _noun_like(w)
+    ]
+    picked: list[str] = []
+    for _, w in sorted(ranked, reverse=True):
+        if not any(w.rstrip("s") == p.rstrip("s") for p in picked):  # "troll", "trolls"
+            picked.append(w)
+    return picked[:limit]
+
+
+_AFTER_DETERMINER = re.compile(
+    r"\b(?:the|a|an|this|these|those|its|their|his|her)\s+([a-z][a-z'’-]*[a-z])"
+    r"(?=[,.;!?]|\s+(?:of|in|on|at|to|with|from|into|across|is|was|are|were|that|which|who|as|"
+    r"and|but|begins?|starts?|comes?|goes|falls?)\b)")  # "the bridge, ...": a noun, not "a wooden"
+
+
+def _noun_like(word: str) -> bool:
+    return not word.endswith(("ly", "ing", "ed")) and 2.5 < _zipf(word) < 5.0
+
+
 def _overlap(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
@@ -252,7 +349,9 @@ def summarize_lines(
         if sentences:
             key_points += sentences
             names = scene_names(scene, vocab, context, limit=SCENE_NAMES)
-            header = [f"Scene {len(paragraphs) + 1}: {', '.join(names)}."] if names else []
+            things = scene_things(scene, scenes, vocab, limit=SCENE_THINGS)
+            label = ", ".join(names) + ("; " + ", ".join(things) if things and names else "")
+            header = [f"Scene {len(paragraphs) + 1}: {label}."] if names else []
             paragraphs.append(" ".join(header + sentences))
     return SessionSummary(
         session_id=session_id,
@@ -268,16 +367,24 @@ def _name_the_addressed(
     characters: Mapping[str, str],
 ) -> list[ClassifiedSentence]:
     """The DM's first sentences in answer to one player, "You pull the lever.", told about
-    that player's character ("Grog pulls the lever."): the story's terms, not the table's."""
+    that player's character ("Grog pulls the lever."), and any "Vex, you ..." told about the
+    named: the story's terms, not the table's."""
     out: list[ClassifiedSentence] = []
     position = 0
+    known = set(characters.values())
+
+    def is_character(word: str) -> bool:  # a name the DM calls a character by, not a player
+        return not context.mentions_cast(word) and (word in known or _zipf(word) < 3.0)
+
     for k, c in enumerate(classified):
         position = position + 1 if k and classified[k - 1].line_index == c.line_index else 0
         i = c.line_index
         name = characters.get(lines[i - 1].speaker) if i > 0 else None
-        if (c.kind is TalkKind.NARRATION and name and position < ADDRESSED_SENTENCES
-                and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
-            retold = retell_address(c.text, name)
+        if c.kind is TalkKind.NARRATION:
+            retold = retell_vocative(c.text, is_character)
+            if (not retold and name and position < ADDRESSED_SENTENCES
+                    and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
+                retold = retell_address(c.text, name)
             if retold:
                 c = replace(c, text=retold)
         out.append(c)
