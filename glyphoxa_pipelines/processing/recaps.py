@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
 RECAP_VERSION = "story-recap-v2"  # v2: read aloud: no dangling pronoun, quote, "last time"
-LLM_RECAP_VERSION = "llm-recap-v2"  # v2: characters, goal, last scene, 150-250 words
+LLM_RECAP_VERSION = "llm-recap-v3"  # v3: last-scene material read-aloud safe
 
 _CONNECTIVES = ["At first,", "Then", "Soon after,", "Before long,", "Later,", "And so"]
 _CLOSERS = [
@@ -102,8 +102,10 @@ def _lower_first(text: str) -> str:
     from wordfreq import zipf_frequency
 
     text = _DISCOURSE.sub("", text) or text
-    first = text.split()[0].strip(",.'\"") if text.split() else ""
-    if first and first[0].isupper() and not first.isupper() and (
+    words = text.split()
+    first = words[0].strip(",.'\"") if words else ""
+    titled = len(words) > 1 and words[1][:1].isupper()  # "Lady Vexmira", "Captain Hask"
+    if first and first[0].isupper() and not first.isupper() and not titled and (
         zipf_frequency(first.lower(), "en") >= 4.0 or first in {"Our"}
     ):
         return text[0].lower() + text[1:]
@@ -126,6 +128,10 @@ _UNSPEAKABLE = re.compile(
     r"|[\"“”]",
     re.IGNORECASE,
 )
+_TIME_OPENER = re.compile(
+    r"^(?:tonight|today|that (?:night|evening|morning)|the next (?:morning|day|night)|"
+    r"the following \w+|later|soon|meanwhile|at (?:dawn|dusk|last)|(?:hours|moments|minutes|"
+    r"an instant|a moment) later)\b", re.IGNORECASE)
 _VOCATIVE = re.compile(r"(?:^|,\s)[A-Z][\w'’-]+, (?:[Yy]ou|[Yy]our|as you)\b")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’]+")
 
@@ -202,7 +208,9 @@ def recap_from_summary(
     body: list[str] = []
     for i, point in enumerate(ordered):
         text = _finish(third_person(point))
-        if i == 0:
+        if _TIME_OPENER.match(text) and point not in last:
+            body.append(text)  # "The next morning they climb ...": its own transition
+        elif i == 0:
             body.append(f"{_CONNECTIVES[0]} {_lower_first(text)}")
         elif point in last and point == next(p for p in ordered if p in last):
             body.append(f"When we left them, {_lower_first(text)}")

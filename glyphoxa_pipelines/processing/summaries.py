@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-SUMMARIZER_VERSION = "story-v1"
+SUMMARIZER_VERSION = "story-v2"  # v2: compressed, named, no dangling pronoun; things
 LLM_SUMMARIZER_VERSION = "llm-summary-v2"  # v2: map over scenes of in-game lines, then reduce
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
@@ -98,7 +98,8 @@ class Vocabulary:
                 counts[key] += 1
                 if k > 0 and word[0].isupper():
                     capital[key] += 1
-        self.names = {_key(w) for n in names for w in _WORD.findall(n)}
+        self.names = {  # "The Rusty Anvil" names the Anvil, not "the"
+            _key(w) for n in names for w in _WORD.findall(n) if _zipf(_key(w)) < 6.0}
         self.names |= {
             w for w, n in capital.items()
             if n >= 2 and n >= 0.8 * counts[w] and not w.startswith("i'") and _zipf(w) < 4.0
@@ -237,8 +238,9 @@ def _pick_scene(
         if s in picks or (s.kind is TalkKind.IN_CHARACTER and n_deeds >= MAX_DEEDS):
             continue
         words = vocab.content(s.text)
-        if any(_overlap(words, vocab.content(p.text)) > 0.5 for p in picks):
-            continue  # says what a pick already says
+        if any(_overlap(words, seen := vocab.content(p.text)) > 0.5 and len(words & seen) >= 2
+               for p in picks):
+            continue  # says what a pick already says (one shared name is not that)
         picks.append(s)
         n_deeds += s.kind is TalkKind.IN_CHARACTER
     return sorted(picks[:max(per_scene, 2 if scene.fight or last else 1)], key=lambda s: s.order)
@@ -328,7 +330,7 @@ def summarize_lines(
         characters = infer_characters(lines, context)
     classified = _name_the_addressed(classify_transcript(lines, context), lines, context,
                                      characters)
-    deeds_of = _deeds(classified, context, characters)
+    deeds_of = _deeds(classified, lines, context, characters)
     story = [c.text for c in classified if c.kind is TalkKind.NARRATION]
     if not story:
         return SessionSummary(session_id, campaign_id, "", [], method=SUMMARIZER_VERSION)
@@ -391,17 +393,32 @@ def _name_the_addressed(
     return out
 
 
+_NAMED_DEED = re.compile(r"^(?P<name>[A-Z][\w'’-]+) [a-z]+s\b")
+
+
 def _deeds(
-    classified: Sequence[ClassifiedSentence], context: TableContext,
-    characters: Mapping[str, str],
+    classified: Sequence[ClassifiedSentence], lines: Sequence[TableLine],
+    context: TableContext, characters: Mapping[str, str],
 ) -> dict[int, StorySentence]:
-    """Players' in-character first-person deeds, retold in the third person, by order."""
+    """Players' in-character deeds, by order: first person retold in the third ("I grab" ->
+    "Vex grabs"), or already told in the third person under a name the DM's narration uses
+    ("Brannoc walks to the counter"), which is how some tables play."""
+    story_names = {
+        w for c in classified if c.kind is TalkKind.NARRATION
+        for w in re.findall(r"(?<!^)\b[A-Z][\w'’-]+", c.text)
+    }
     out: dict[int, StorySentence] = {}
     for order, c in enumerate(classified):
-        name = characters.get(c.speaker)
-        if c.kind is not TalkKind.IN_CHARACTER or not name or context.is_dm(c.speaker):
+        if (c.kind is not TalkKind.IN_CHARACTER or context.is_dm(c.speaker)
+                or lines[c.line_index].role not in ("player", "")):
             continue
-        retold = retell_declaration(clean_sentence(c.text), name)
+        text = clean_sentence(c.text)
+        name = characters.get(c.speaker)
+        retold = retell_declaration(text, name) if name else None
+        named = _NAMED_DEED.match(text)
+        if (not retold and named and named.group("name") in story_names
+                and not context.mentions_cast(named.group("name"))):
+            retold = _finish(text)
         if retold and usable(retold):
             out[order] = StorySentence(order, c.speaker, retold, c.kind, event_kinds(retold))
     return out

@@ -13,6 +13,7 @@ from glyphoxa_pipelines.processing.summaries import (
     LLM_REDUCE_SYSTEM,
     LLM_SCENE_SYSTEM,
     LLM_SUMMARIZER_VERSION,
+    SUMMARIZER_VERSION,
     summarize_session,
     summarize_session_llm,
 )
@@ -55,7 +56,7 @@ def test_extractive_summary_prefers_story_over_table_talk() -> None:
     order = [next(i for i, s in enumerate(SCENES) if p in s) for p in summary.key_points]
     assert order == sorted(order)
     assert all(p in summary.summary for p in summary.key_points)
-    assert summary.method == "story-v1"
+    assert summary.method == SUMMARIZER_VERSION
 
 
 def test_mmr_avoids_repeating_the_same_sentence() -> None:
