@@ -124,10 +124,14 @@ _TABLE_LINE = re.compile(r"^[A-Z][\w' ]{0,40}:\s")
 # quote with nobody to say it, the DM talking to one player ("Vex, you ...").
 _UNSPEAKABLE = re.compile(
     r"^(?:he|she|it|its|his|her|him|they|them|their|there)\b"
-    r"|^(?:last|as) (?:time|we left off)\b|^we'll pick up|^next time\b"
+    r"|^(?:last|as) (?:time|we left off)\b|^next time\b"
     r"|[\"“”]",
     re.IGNORECASE,
 )
+# The DM's sign-off carries the cliffhanger: "We'll pick up next game as you head up the stairs"
+_PICK_UP = re.compile(
+    r"^(?:and )?we(?:'ll| will) (?:pick (?:it )?up|start|begin|continue)(?: (?:the )?(?:next "
+    r"(?:game|session|time|week)|there|from there))?,? (?:as|with|where|when) ", re.IGNORECASE)
 _TIME_OPENER = re.compile(
     r"^(?:tonight|today|that (?:night|evening|morning)|the next (?:morning|day|night)|"
     r"the following \w+|later|soon|meanwhile|at (?:dawn|dusk|last)|(?:hours|moments|minutes|"
@@ -207,7 +211,8 @@ def recap_from_summary(
     ordered = [p for p in points if p in chosen]
     body: list[str] = []
     for i, point in enumerate(ordered):
-        text = _finish(third_person(point))
+        told = _PICK_UP.sub("", point)
+        text = _finish(third_person(told[:1].upper() + told[1:]))
         if _TIME_OPENER.match(text) and point not in last:
             body.append(text)  # "The next morning they climb ...": its own transition
         elif i == 0:

@@ -63,6 +63,9 @@ _OPENER = re.compile(
     re.IGNORECASE,
 )
 MIN_WORDS, MAX_WORDS = 8, 55
+_TABLE_VOICE = re.compile(r"\b(?:guys|gonna|wanna|yeah|okay|my god)\b", re.IGNORECASE)
+_HEADLESS = re.compile(r"^(?:With|As|Then|And|After)\b[^,]{0,40}, [a-z]+s (?:it|him|her|them|the|"
+                       r"his|its|a|an|right|down|back|up|out)\b")
 _SUBJECTLESS = re.compile(r"^[A-Z][a-z]+e?s (?:down|back|forward|up|out|off|over|around|away|"
                           r"in|into|to|at|through|toward|towards)\b")
 NAME_BOOST = 1.5
@@ -193,6 +196,8 @@ def usable(text: str) -> bool:
         return False  # "Tall, lanky, long, ...", "Comes down to swing": no subject
     if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
         return False  # "However, of House ...": the transcript lost the subject
+    if _TABLE_VOICE.search(text) or _HEADLESS.match(text):
+        return False  # "my god guys, this is amazing!"; "With a yell, slams it ..."
     if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
         return False  # a speaker label inside a line; an NPC's "I" read as narration
     return text[:1].isupper() and text[-1:] in ".!\"”'"
