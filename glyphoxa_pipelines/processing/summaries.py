@@ -63,7 +63,10 @@ _OPENER = re.compile(
     re.IGNORECASE,
 )
 MIN_WORDS, MAX_WORDS = 8, 55
-_TABLE_VOICE = re.compile(r"\b(?:guys|gonna|wanna|yeah|okay|my god)\b", re.IGNORECASE)
+# the table's voice inside narration: the DM as himself ("I know", "we now have"), slang
+_TABLE_VOICE = re.compile(r"\b(?:guys|gonna|wanna|yeah|okay|my god|fuck\w*|like,)|\b(?:we|we're|"
+                          r"we'll|we've|us)\b|\bI\b", re.IGNORECASE)
+_FRAGMENT = re.compile(r"^(?:because|which|other than|whereas)\b", re.IGNORECASE)
 _HEADLESS = re.compile(r"^(?:With|As|Then|And|After)\b[^,]{0,40}, [a-z]+s (?:it|him|her|them|the|"
                        r"his|its|a|an|right|down|back|up|out)\b")
 _SUBJECTLESS = re.compile(r"^[A-Z][a-z]+e?s (?:down|back|forward|up|out|off|over|around|away|"
@@ -196,7 +199,7 @@ def usable(text: str) -> bool:
         return False  # "Tall, lanky, long, ...", "Comes down to swing": no subject
     if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
         return False  # "However, of House ...": the transcript lost the subject
-    if _TABLE_VOICE.search(text) or _HEADLESS.match(text):
+    if _TABLE_VOICE.search(text) or _HEADLESS.match(text) or _FRAGMENT.match(text):
         return False  # "my god guys, this is amazing!"; "With a yell, slams it ..."
     if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
         return False  # a speaker label inside a line; an NPC's "I" read as narration
