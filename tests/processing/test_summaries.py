@@ -195,7 +195,7 @@ def test_summary_is_deterministic_and_accepts_stored_embeddings() -> None:
 
 
 def test_compression_keeps_the_story_and_drops_the_table_voice() -> None:
-    from glyphoxa_pipelines.processing.summaries import clean_sentence, usable
+    from glyphoxa_pipelines.processing.prose import clean_sentence, usable
 
     assert clean_sentence("So you guys kind of just step forward, essentially, into the hall.") == (
         "You step forward into the hall.")
