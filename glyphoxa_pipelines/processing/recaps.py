@@ -1,11 +1,14 @@
 """'Previously on…' recaps read to the table at the start of the next session.
 
-Offline (`story-recap-v1`): told in the story's terms, from the summary's scenes: the party by
+Offline (`story-recap-v2`): told in the story's terms, from the summary's scenes: the party by
 their characters' names, where the session opened, what the party is after (the first point
 that names a goal), the strongest middle points (those naming the most people and places), and
 the last scene as the cliffhanger ("When we left them, ..."), in the third person (the DM's
 "you" becomes "they"), 150-250 words so it can be read aloud in about a minute. Table lines
-("NAME: ...") never reach it; facts fill in only when the story is short. Deterministic for a
+("NAME: ...") never reach it; facts fill in only when the story is short. Read aloud, nothing
+may lean on what was left out: no point opening on he/she/it, no quote, no DM's "last time",
+no "Vex, you ..." said to one player; the DM's sign-off ("We'll pick up as you ...") is kept
+as the cliffhanger, told plainly. Deterministic for a
 given session. With an LLM configured, `recap_llm` writes it from the same material.
 """
 

@@ -1,6 +1,6 @@
 """Session summaries: the session's story in order, scene by scene.
 
-Offline (`story-v1`): only the in-game sentences count (`table_talk`: no rules, dice, breaks or
+Offline (`story-v2`): only the in-game sentences count (`table_talk`: no rules, dice, breaks or
 sponsor plugs can reach a summary), cut into scenes (`scenes`). Each scene contributes the DM's
 narration that carries it: where the party is when the scene opens, then its strongest events
 (a reveal, a deal, a decision), and for a fight its opening and its outcome (the last kill,
@@ -8,6 +8,10 @@ fall or flight of the scene). A sentence's weight is how much of the session's o
 it carries (names and rare words the DM keeps using, weighted by how uncommon they are in
 English), so a scene is told by the lines that name its people and places, not by filler.
 The last scene always gives its final strong sentence: a recap needs the cliffhanger.
+Sentences are told in the story's terms: "Vex, you ..." about Vex, a player's "I ..." about
+the character, and made written prose (`prose`: fillers out, fragments and the table's voice
+refused); none opens on a pronoun whose antecedent would be left out. Each scene's header
+names its people and places and the things it keeps coming back to ("the bridge, duergar").
 
 `extractive-v1` rows become stale through the version mechanism (`pipeline/versions.py`).
 
