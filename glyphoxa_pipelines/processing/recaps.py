@@ -109,7 +109,8 @@ def _lower_first(text: str) -> str:
     first = words[0].strip(",.'\"") if words else ""
     titled = (len(words) > 1 and words[1][:1].isupper()  # "Lady Vexmira", "Captain Hask"
               and zipf_frequency(first.lower(), "en") < 6.0)
-    if first and first[0].isupper() and not first.isupper() and not titled and (
+    acronym = first.isupper() and len(first) > 1  # "A" is a word, "NPC" is not
+    if first and first[0].isupper() and not acronym and not titled and (
         zipf_frequency(first.lower(), "en") >= 4.0 or first in {"Our"}
     ):
         return text[0].lower() + text[1:]

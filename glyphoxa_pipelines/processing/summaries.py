@@ -195,8 +195,9 @@ def scene_things(
     names, what a reader needs to know what the scene was about."""
     def counts(sc: Scene) -> Counter[str]:
         out: Counter[str] = Counter()
-        for s in sc.narration:
-            out.update(_key(w) for w in _WORD.findall(s.text) if w.islower())
+        for s in sc.narration:  # "(laughter)" is the transcript's, not the scene's
+            text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", s.text)
+            out.update(_key(w) for w in _WORD.findall(text) if w.islower())
         return out
 
     here = counts(scene)
