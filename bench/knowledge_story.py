@@ -7,14 +7,19 @@ runs in a child process with PYTHONPATH=DIR and the same harness).
 
 Summaries: content-word ROUGE-1 recall of the wiki synopsis' story sections (pre-show,
 announcements, the previous-episode recap, breaks, Q&A and afterwords left out) against two
-baselines cut to the summary's own length, measured in this run: random DM sentences (mean of
-20 draws) and the first N words of DM narration (the larger of: from the transcript's start,
-from the DM's "last we left off"). Out-of-game sentences: summary sentences the table-talk
+baselines cut to the summary's own length, measured in this run: random sentences of the DM's
+in-game narration, the pool the summary itself draws from (mean of 20 draws; `random_dm_all`
+keeps the older pool of every DM sentence, rules calls and sponsor reads included), and the
+first N words of DM narration (the largest of: from the transcript's start, from the DM's
+"last we left off", from the in-game narration's start). Out-of-game sentences: summary
+sentences the table-talk
 classifier calls table talk (speaker taken as the DM, or the "NAME:" a line carries).
 Recaps: words, cast names (speaker labels and the cast's full names), in-game names (the
 synopsis' names, cast removed), the last scene (a recap sentence with >= 3 content words, at
 least half of them in the last tenth of the session's narration), table lines quoted, broken
-sentences. Tuning was done on C1E001/3/5/7; C1E002/4/6/8 are held out, reported apart.
+sentences, and read aloud: quotes, a sentence opening on he/she/it (after its connective), the
+table's voice ("guys", "kind of", "Vex, they ..."). Tuning was done on C1E001/3/5/7;
+C1E002/4/6/8 are held out, reported apart.
 
     PYTHONPATH=. .venv/bin/python bench/knowledge_story.py [--base DIR] [--data DIR] [--show EP]
 
