@@ -12,8 +12,8 @@ in-game narration, the pool the summary itself draws from (mean of 20 draws; `ra
 keeps the older pool of every DM sentence, rules calls and sponsor reads included), and the
 first N words of DM narration (the largest of: from the transcript's start, from the DM's
 "last we left off", from the in-game narration's start). Out-of-game sentences: summary
-sentences the table-talk
-classifier calls table talk (speaker taken as the DM, or the "NAME:" a line carries).
+sentences the table-talk classifier calls table talk (speaker taken as the DM, or the "NAME:"
+a line carries).
 Recaps: words, cast names (speaker labels and the cast's full names), in-game names (the
 synopsis' names, cast removed), the last scene (a recap sentence with >= 3 content words, at
 least half of them in the last tenth of the session's narration), table lines quoted, broken
