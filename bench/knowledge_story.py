@@ -7,14 +7,19 @@ runs in a child process with PYTHONPATH=DIR and the same harness).
 
 Summaries: content-word ROUGE-1 recall of the wiki synopsis' story sections (pre-show,
 announcements, the previous-episode recap, breaks, Q&A and afterwords left out) against two
-baselines cut to the summary's own length, measured in this run: random DM sentences (mean of
-20 draws) and the first N words of DM narration (the larger of: from the transcript's start,
-from the DM's "last we left off"). Out-of-game sentences: summary sentences the table-talk
-classifier calls table talk (speaker taken as the DM, or the "NAME:" a line carries).
+baselines cut to the summary's own length, measured in this run: random sentences of the DM's
+in-game narration, the pool the summary itself draws from (mean of 20 draws; `random_dm_all`
+keeps the older pool of every DM sentence, rules calls and sponsor reads included), and the
+first N words of DM narration (the largest of: from the transcript's start, from the DM's
+"last we left off", from the in-game narration's start). Out-of-game sentences: summary
+sentences the table-talk classifier calls table talk (speaker taken as the DM, or the "NAME:"
+a line carries).
 Recaps: words, cast names (speaker labels and the cast's full names), in-game names (the
 synopsis' names, cast removed), the last scene (a recap sentence with >= 3 content words, at
 least half of them in the last tenth of the session's narration), table lines quoted, broken
-sentences. Tuning was done on C1E001/3/5/7; C1E002/4/6/8 are held out, reported apart.
+sentences, and read aloud: quotes, a sentence opening on he/she/it (after its connective), the
+table's voice ("guys", "kind of", "Vex, they ..."). Tuning was done on C1E001/3/5/7;
+C1E002/4/6/8 are held out, reported apart.
 
     PYTHONPATH=. .venv/bin/python bench/knowledge_story.py [--base DIR] [--data DIR] [--show EP]
 
@@ -61,6 +66,15 @@ STOP = set(
 )
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAP = re.compile(r"\b[A-Z][a-z]+(?:['’][A-Za-z]+)?")
+# Read aloud, a recap sentence that opens (after its connective) on he/she/it points at
+# nobody the listener has heard of; the transcript's table voice ("you guys", "kind of",
+# "Vex, you ...", a broken contraction like "dons't") is not a narrator's.
+LEADS = re.compile(r"^(?:(?:at first|then|soon after|before long|later|and so|and|"
+                   r"when we left them)\b,?\s*)+", re.I)
+DANGLING = re.compile(r"^(?:he|she|it|his|her|its|him)\b", re.I)
+SPOKEN = re.compile(r"\b(?:guys|by the way|kind of|sort of|okay|basically|essentially|"
+                    r"literally|gonna|wanna|my god)\b|\b\w+s't\b", re.I)
+VOCATIVE = re.compile(r"(?:^|,\s)[A-Z][\w']+, (?:they|our heroes|their|them)\b")  # "Vex, they"
 SHOW_WORDS = {"Part", "Break", "Episode", "Pre", "Show", "Announcements", "Critical", "Role",
               "Geek", "Sundry", "Dungeons", "Dragons", "Twitch", "Thursday", "Previously"}
 
@@ -177,27 +191,19 @@ def score(data: Path, produced: dict[str, Any], seed: int = 7) -> dict[str, Any]
         summary_words = got["summary"].split()
         n = len(summary_words)
         ours = rouge1_recall(ref, content_words(got["summary"]))
+        classified = classify_transcript(lines, context)
+        narration = [c.text for c in classified if c.kind is TalkKind.NARRATION]
         dm_sentences = [s for ln in lines if ln.role == "dm" for s in split_sentences(ln.text)]
-        rng = random.Random(seed)
-        randoms = []
-        for _ in range(20):
-            pool = dm_sentences[:]
-            rng.shuffle(pool)
-            picked, size = [], 0
-            for s in pool:
-                if size >= n:
-                    break
-                picked.append(s)
-                size += len(s.split())
-            cut = " ".join(" ".join(picked).split()[:n])
-            randoms.append(rouge1_recall(ref, content_words(cut)))
-        random_r = sum(randoms) / len(randoms)
+        random_r = _random_recall(ref, narration, n, seed)
+        random_all = _random_recall(ref, dm_sentences, n, seed)
         dm_words = " ".join(ln.text for ln in lines if ln.role == "dm").split()
         start = next((i for i, ln in enumerate(lines)
                       if ln.role == "dm" and i < len(lines) / 4 and STORY_START.search(ln.text)), 0)
         story_words = " ".join(ln.text for ln in lines[start:] if ln.role == "dm").split()
+        narration_words = " ".join(narration).split()
         lead = max(rouge1_recall(ref, content_words(" ".join(dm_words[:n]))),
-                   rouge1_recall(ref, content_words(" ".join(story_words[:n]))))
+                   rouge1_recall(ref, content_words(" ".join(story_words[:n]))),
+                   rouge1_recall(ref, content_words(" ".join(narration_words[:n]))))
         out_of_game = []
         for point in got["key_points"]:
             m = re.match(r"^([A-Z][\w' ,]{0,40}):\s(.*)$", point)
@@ -210,24 +216,39 @@ def score(data: Path, produced: dict[str, Any], seed: int = 7) -> dict[str, Any]
             "summary_words": n,
             "rouge1": round(ours, 4),
             "random_dm": round(random_r, 4),
+            "random_dm_all": round(random_all, 4),
             "lead_dm": round(lead, 4),
             "x_random": round(ours / random_r, 2) if random_r else None,
             "x_lead": round(ours / lead, 2) if lead else None,
             "out_of_game_sentences": len(out_of_game),
             "out_of_game_sample": out_of_game[:3],
-            **_recap_checks(got["recap"], episode, lines, context, classify_transcript,
-                            split_sentences, TalkKind),
+            **_recap_checks(got["recap"], episode, narration, split_sentences),
         }
     return rows
 
 
-def _recap_checks(recap: str, episode: dict[str, Any], lines: list[Any], context: Any,
-                  classify_transcript: Any, split_sentences: Any, talk_kind: Any) -> dict[str, Any]:
+def _random_recall(ref: list[str], pool: list[str], n: int, seed: int) -> float:
+    """Mean recall of 20 draws of whole sentences from `pool`, cut to `n` words."""
+    rng = random.Random(seed)
+    got = []
+    for _ in range(20):
+        shuffled = pool[:]
+        rng.shuffle(shuffled)
+        picked, size = [], 0
+        for s in shuffled:
+            if size >= n:
+                break
+            picked.append(s)
+            size += len(s.split())
+        got.append(rouge1_recall(ref, content_words(" ".join(" ".join(picked).split()[:n]))))
+    return sum(got) / len(got)
+
+
+def _recap_checks(recap: str, episode: dict[str, Any], narration: list[str],
+                  split_sentences: Any) -> dict[str, Any]:
     body = recap.split("\n", 1)[1] if "\n" in recap else recap  # the title is fixed text
     cast = sorted({c for c in CAST_NAMES if re.search(rf"\b{re.escape(c)}\b", body, re.I)})
     names = sorted(n for n in synopsis_names(synopsis(episode)) if n in body)
-    narration = [c.text for c in classify_transcript(lines, context)
-                 if c.kind is talk_kind.NARRATION]
     tail_words = set(content_words(" ".join(narration[int(len(narration) * 0.9):])))
     last_scene = False
     for s in split_sentences(body):
@@ -237,7 +258,10 @@ def _recap_checks(recap: str, episode: dict[str, Any], lines: list[Any], context
     sentences = split_sentences(" ".join(body.split()))
     broken = [s for s in sentences if "--" in s or not s.rstrip('"”’').endswith((".", "!", "?",
                                                                                   "…"))]
-    quoted_table = [s for s in sentences if re.search(r"\b[A-Z][a-z]+ declared\b", s)]
+    quoted_table = [s for s in sentences
+                    if re.search(r"\b[A-Z][a-z]+ declared\b|[\"“”]", s)]  # no speaker read aloud
+    dangling = [s for s in sentences if DANGLING.match(LEADS.sub("", s))]
+    spoken = [s for s in sentences if SPOKEN.search(s) or VOCATIVE.search(LEADS.sub("", s))]
     words = len(body.split())
     return {
         "recap_words": words,
@@ -247,8 +271,11 @@ def _recap_checks(recap: str, episode: dict[str, Any], lines: list[Any], context
         "recap_last_scene": last_scene,
         "recap_broken_sentences": len(broken),
         "recap_quotes_table": len(quoted_table),
+        "recap_dangling_pronouns": len(dangling),
+        "recap_spoken_fillers": len(spoken),
+        "recap_read_sample": (dangling + spoken)[:3],
         "recap_ok": (150 <= words <= 250 and not cast and len(names) >= 3 and last_scene
-                     and not broken and not quoted_table),
+                     and not broken and not quoted_table and not dangling and not spoken),
     }
 
 
@@ -262,6 +289,8 @@ def _means(rows: dict[str, Any], eps: list[str]) -> dict[str, Any]:
 
     return {
         "rouge1": mean("rouge1"), "random_dm": mean("random_dm"), "lead_dm": mean("lead_dm"),
+        "random_dm_all": mean("random_dm_all"),
+        "x_random_all": round(mean("rouge1") / mean("random_dm_all"), 2),
         "x_random": round(mean("rouge1") / mean("random_dm"), 2),
         "x_lead": round(mean("rouge1") / mean("lead_dm"), 2),
         "min_x_random": min(r["x_random"] or 0 for r in got),
@@ -315,7 +344,9 @@ def main() -> int:
                   f"(x{r['x_lead']}) ooG {r['out_of_game_sentences']} | recap "
                   f"{r['recap_words']}w cast {r['recap_cast_names']} names "
                   f"{r['recap_in_game_names']} last {r['recap_last_scene']} broken "
-                  f"{r['recap_broken_sentences']} ok {r['recap_ok']}")
+                  f"{r['recap_broken_sentences']} quotes {r['recap_quotes_table']} pronoun "
+                  f"{r['recap_dangling_pronouns']} spoken {r['recap_spoken_fillers']} "
+                  f"ok {r['recap_ok']}")
         result[name] = {"tune": _means(rows, TUNE), "held_out": _means(rows, HELD_OUT),
                         "all": _means(rows, episodes),
                         "summary_s_max": max(g["summary_s"] for g in
@@ -324,6 +355,7 @@ def main() -> int:
             got = produced["episodes"][ep]
             print(f"\n--- {name} {ep} summary ---\n{got['summary']}\n--- recap ---\n{got['recap']}")
             print("out-of-game:", rows[ep]["out_of_game_sample"])
+            print("recap reads badly:", rows[ep]["recap_read_sample"])
     print(json.dumps(result))
     return 0
 

@@ -76,8 +76,19 @@ def summarize_session(
         campaign_id=campaign_id,
         session_id=session_id,
         dm_names=dm_names(services, session_id),
+        world_names=world_names(services, campaign_id),
     )
     return summary, details
+
+
+def world_names(services: PipelineServices, campaign_id: str) -> list[str]:
+    """The campaign's in-game names (entities and aliases): an NPC the DM voices under its
+    own speaker label is the world's, not a person at the table."""
+    names: list[str] = []
+    for e in services.db.run(knowledge_rows.campaign_entities_op(campaign_id)):
+        if e.type != ownership.EPISODE_TYPE:
+            names += [e.name, *e.aliases]
+    return names
 
 
 def participants(services: PipelineServices, session_id: str) -> list[tuple[str, int]]:

@@ -1,11 +1,14 @@
 """'Previously on…' recaps read to the table at the start of the next session.
 
-Offline (`story-recap-v1`): told in the story's terms, from the summary's scenes: the party by
+Offline (`story-recap-v2`): told in the story's terms, from the summary's scenes: the party by
 their characters' names, where the session opened, what the party is after (the first point
 that names a goal), the strongest middle points (those naming the most people and places), and
 the last scene as the cliffhanger ("When we left them, ..."), in the third person (the DM's
 "you" becomes "they"), 150-250 words so it can be read aloud in about a minute. Table lines
-("NAME: ...") never reach it; facts fill in only when the story is short. Deterministic for a
+("NAME: ...") never reach it; facts fill in only when the story is short. Read aloud, nothing
+may lean on what was left out: no point opening on he/she/it, no quote, no DM's "last time",
+no "Vex, you ..." said to one player; the DM's sign-off ("We'll pick up as you ...") is kept
+as the cliffhanger, told plainly. Deterministic for a
 given session. With an LLM configured, `recap_llm` writes it from the same material.
 """
 
@@ -21,8 +24,8 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-RECAP_VERSION = "story-recap-v1"  # characters, goal, last scene; was template-v2
-LLM_RECAP_VERSION = "llm-recap-v2"  # v2: characters, goal, last scene, 150-250 words
+RECAP_VERSION = "story-recap-v2"  # v2: read aloud: no dangling pronoun, quote, "last time"
+LLM_RECAP_VERSION = "llm-recap-v3"  # v3: last-scene material read-aloud safe
 
 _CONNECTIVES = ["At first,", "Then", "Soon after,", "Before long,", "Later,", "And so"]
 _CLOSERS = [
@@ -102,8 +105,12 @@ def _lower_first(text: str) -> str:
     from wordfreq import zipf_frequency
 
     text = _DISCOURSE.sub("", text) or text
-    first = text.split()[0].strip(",.'\"") if text.split() else ""
-    if first and first[0].isupper() and not first.isupper() and (
+    words = text.split()
+    first = words[0].strip(",.'\"") if words else ""
+    titled = (len(words) > 1 and words[1][:1].isupper()  # "Lady Vexmira", "Captain Hask"
+              and zipf_frequency(first.lower(), "en") < 6.0)
+    acronym = first.isupper() and len(first) > 1  # "A" is a word, "NPC" is not
+    if first and first[0].isupper() and not acronym and not titled and (
         zipf_frequency(first.lower(), "en") >= 4.0 or first in {"Our"}
     ):
         return text[0].lower() + text[1:]
@@ -117,6 +124,24 @@ GOAL = re.compile(
     re.IGNORECASE,
 )
 _TABLE_LINE = re.compile(r"^[A-Z][\w' ]{0,40}:\s")
+# What a listener cannot follow out of the transcript: a sentence leaning on the one before
+# ("He forged it himself"), the DM's own "last time" (the previous session, not this one), a
+# quote with nobody to say it, the DM talking to one player ("Vex, you ...").
+_UNSPEAKABLE = re.compile(
+    r"^(?:he|she|it|its|his|her|him|they|them|their|there)\b"
+    r"|^(?:last|as) (?:time|we left off)\b|^next time\b"
+    r"|[\"“”]",
+    re.IGNORECASE,
+)
+# The DM's sign-off carries the cliffhanger: "We'll pick up next game as you head up the stairs"
+_PICK_UP = re.compile(
+    r"^(?:and )?we(?:'ll| will) (?:pick (?:it )?up|start|begin|continue)(?: (?:the )?(?:next "
+    r"(?:game|session|time|week)|there|from there))?,? (?:as|with|where|when) ", re.IGNORECASE)
+_TIME_OPENER = re.compile(
+    r"^(?:tonight|today|that (?:night|evening|morning)|the next (?:morning|day|night)|"
+    r"the following \w+|later|soon|meanwhile|at (?:dawn|dusk|last)|(?:hours|moments|minutes|"
+    r"an instant|a moment) later)\b", re.IGNORECASE)
+_VOCATIVE = re.compile(r"(?:^|,\s)[A-Z][\w'’-]+, (?:[Yy]ou|[Yy]our|as you)\b")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’]+")
 
 
@@ -124,9 +149,9 @@ def _points_by_scene(summary: SessionSummary) -> list[list[str]]:
     """The summary's key points grouped by scene (its paragraphs), table lines dropped."""
     paragraphs = [p for p in summary.summary.split("\n\n") if p.strip()]
     points = [
-        p.strip()[1:-1] if p.strip()[:1] in '"“' and p.strip()[-1:] in '"”' else p.strip()
-        for p in summary.key_points
+        p.strip() for p in summary.key_points
         if len(p.split()) >= 5 and not _TABLE_LINE.match(p) and "--" not in p
+        and not _UNSPEAKABLE.search(_DISCOURSE.sub("", p.strip())) and not _VOCATIVE.search(p)
     ]
     if len(paragraphs) < 2:
         return [[p] for p in points] or ([[summary.summary]] if summary.summary else [])
@@ -191,8 +216,11 @@ def recap_from_summary(
     ordered = [p for p in points if p in chosen]
     body: list[str] = []
     for i, point in enumerate(ordered):
-        text = _finish(third_person(point))
-        if i == 0:
+        told = _PICK_UP.sub("", point)
+        text = _finish(third_person(told[:1].upper() + told[1:]))
+        if _TIME_OPENER.match(text) and point not in last:
+            body.append(text)  # "The next morning they climb ...": its own transition
+        elif i == 0:
             body.append(f"{_CONNECTIVES[0]} {_lower_first(text)}")
         elif point in last and point == next(p for p in ordered if p in last):
             body.append(f"When we left them, {_lower_first(text)}")

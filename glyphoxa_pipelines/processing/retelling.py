@@ -10,6 +10,7 @@ second clause about the speaker. Anything else returns None and stays out of the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _NOT_DEEDS = set(
     """think guess mean feel know believe hope wish wonder suppose bet love like hate need
@@ -25,7 +26,7 @@ _MODALS = {"i'll": "will", "i’ll": "will", "i'm going to": "is going to",
 _LEAD = re.compile(
     r"^(?:(?:okay|ok|so|and|then|well|yeah|all right|alright|um|uh)[,]?\s+)*"
     r"(?P<lead>i'?ll|i’ll|i'm going to|i’m going to|i'm gonna|i want to|i try to|i'd like to|"
-    r"i would like to|i)\s+(?P<verb>[a-z]+)\b(?P<rest>.*)$",
+    r"i would like to|i)\s+(?P<verb>[a-z]+)\b(?!['’])(?P<rest>.*)$",  # "I don't": no verb
     re.IGNORECASE,
 )
 _REJECT = re.compile(r"\b(?:i|i'm|i'll|i've|i'd|we|we're|we'll|us|our|ours|you|your|you're|"
@@ -94,7 +95,8 @@ _ADVERBS = set("now also still just then all both even never ever already again 
                "only not".split())
 _ING_VERBS = set("swing bring sing fling sting cling spring string wring ring".split())
 _MODAL_VERBS = set("can could will would should may might must".split())
-_ADDRESS = re.compile(r"^You(?P<clitic>'re|’re|'ve|’ve|'ll|’ll)?\s+(?P<verb>[a-z]+)\b(?P<rest>.*)$")
+_ADDRESS = re.compile(
+    r"^You(?P<clitic>'re|’re|'ve|’ve|'ll|’ll)?\s+(?P<verb>[a-z]+)\b(?!['’])(?P<rest>.*)$")
 _PARTY = re.compile(r"^(?:guys|all|both|two|three|each|folks|and)\b")
 
 
@@ -129,4 +131,45 @@ def retell_address(sentence: str, character: str) -> str | None:
     if len(rest.split()) < 2:
         return None
     out = f"{head}{rest}".rstrip()
+    return out if out.endswith((".", "!")) else out.rstrip(",;:") + "."
+
+
+_VOCATIVE = re.compile(
+    r"^(?P<names>[A-Z][\w'’-]+(?:(?:,\s*|,?\s+and\s+)[A-Z][\w'’-]+)*),\s+"
+    r"(?P<you>you(?:\s+(?:guys|two|both|all))?)(?P<rest>(?:'re|’re|'ve|’ve|'ll|’ll)?\s.*)$")
+_PLURAL_BE = {"'re": "are", "’re": "are", "'ve": "have", "’ve": "have", "'ll": "will",
+              "’ll": "will"}
+
+
+def retell_vocative(sentence: str, is_character: Callable[[str], bool]) -> str | None:
+    """The DM naming whom "you" means, "Vex, you pick up a strange scent.", told about
+    them: "Vex picks up a strange scent."; two or more names, "Tiberius, Vax, you guys walk
+    across the bridge.", become "Tiberius and Vax walk across the bridge.". Every name must
+    pass `is_character` (an in-game name, never a player's); None when the rest cannot be
+    retold safely (see `retell_address`)."""
+    m = _VOCATIVE.match(" ".join(sentence.split()))
+    if not m:
+        return None
+    names = [n for n in re.split(r",\s*|\s+and\s+", m.group("names")) if n]
+    if not names or not all(is_character(n) for n in names):
+        return None
+    rest = m.group("rest")
+    if len(names) == 1 and m.group("you").lower() == "you":
+        return retell_address("You" + rest, names[0])
+    party = " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else names[0]
+    if len(names) == 1:
+        return None  # "Vex, you guys ...": the name is one of several
+    clitic = re.match(r"^('re|’re|'ve|’ve|'ll|’ll)", rest)
+    if clitic:
+        rest = " " + _PLURAL_BE[clitic.group(1)] + rest[len(clitic.group(1)):]
+    words = rest.split()
+    if not words or len(words) < 3 or _PARTY.match(words[0]) or _SECOND_VERB.search(rest):
+        return None
+    if re.search(r"\b(?:you|you're|you've|you'll|yourself|yourselves|we|us|our|i)\b|[\"“”?]|--",
+                 rest, re.IGNORECASE):
+        return None
+    if words[0].endswith(("ing", "ly")) or words[0] in _NOT_DEEDS - _MODAL_VERBS - {"have"}:
+        return None
+    rest = re.sub(r"\byour\b", "their", rest, flags=re.IGNORECASE)
+    out = f"{party}{rest}".rstrip()
     return out if out.endswith((".", "!")) else out.rstrip(",;:") + "."

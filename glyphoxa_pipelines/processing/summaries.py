@@ -1,6 +1,6 @@
 """Session summaries: the session's story in order, scene by scene.
 
-Offline (`story-v1`): only the in-game sentences count (`table_talk`: no rules, dice, breaks or
+Offline (`story-v2`): only the in-game sentences count (`table_talk`: no rules, dice, breaks or
 sponsor plugs can reach a summary), cut into scenes (`scenes`). Each scene contributes the DM's
 narration that carries it: where the party is when the scene opens, then its strongest events
 (a reveal, a deal, a decision), and for a fight its opening and its outcome (the last kill,
@@ -8,6 +8,10 @@ fall or flight of the scene). A sentence's weight is how much of the session's o
 it carries (names and rare words the DM keeps using, weighted by how uncommon they are in
 English), so a scene is told by the lines that name its people and places, not by filler.
 The last scene always gives its final strong sentence: a recap needs the cliffhanger.
+Sentences are told in the story's terms: "Vex, you ..." about Vex, a player's "I ..." about
+the character, and made written prose (`prose`: fillers out, fragments and the table's voice
+refused); none opens on a pronoun whose antecedent would be left out. Each scene's header
+names its people and places and the things it keeps coming back to ("the bridge, duergar").
 
 `extractive-v1` rows become stale through the version mechanism (`pipeline/versions.py`).
 
@@ -29,7 +33,12 @@ import numpy as np
 
 from glyphoxa_pipelines.memory.models import Chunk, SessionSummary
 from glyphoxa_pipelines.processing.cast import infer_characters
-from glyphoxa_pipelines.processing.retelling import retell_address, retell_declaration
+from glyphoxa_pipelines.processing.prose import clean_sentence, usable
+from glyphoxa_pipelines.processing.retelling import (
+    retell_address,
+    retell_declaration,
+    retell_vocative,
+)
 from glyphoxa_pipelines.processing.scenes import (
     Scene,
     StorySentence,
@@ -49,20 +58,15 @@ if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-SUMMARIZER_VERSION = "story-v1"
+SUMMARIZER_VERSION = "story-v2"  # v2: compressed, named, no dangling pronoun; things
 LLM_SUMMARIZER_VERSION = "llm-summary-v2"  # v2: map over scenes of in-game lines, then reduce
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
-_OPENER = re.compile(
-    r"^(?:(?:so|and|but|okay|ok|all right|alright|now|well|yeah|yes|no|um|uh|oh|essentially|"
-    r"anyway|then|as such)\b[,]?\s+)+",
-    re.IGNORECASE,
-)
-MIN_WORDS, MAX_WORDS = 8, 55
 NAME_BOOST = 1.5
 LENGTH_EXPONENT = 0.7  # sentence weight / words ** this: dense lines over rambling ones
 WORDS_PER_POINT = 600
 SCENE_NAMES = 8
+SCENE_THINGS = 4  # the header's things; more reads as a tag list
 POINTS_PER_SCENE = 3  # fewer, fuller scenes read better than many one-line ones
 ADDRESSED_SENTENCES = 2  # the DM's answer to a player: its first sentences are about them
 EVENT_BONUS = 0.35
@@ -91,7 +95,8 @@ class Vocabulary:
                 counts[key] += 1
                 if k > 0 and word[0].isupper():
                     capital[key] += 1
-        self.names = {_key(w) for n in names for w in _WORD.findall(n)}
+        self.names = {  # "The Rusty Anvil" names the Anvil, not "the"
+            _key(w) for n in names for w in _WORD.findall(n) if _zipf(_key(w)) < 6.0}
         self.names |= {
             w for w, n in capital.items()
             if n >= 2 and n >= 0.8 * counts[w] and not w.startswith("i'") and _zipf(w) < 4.0
@@ -119,33 +124,9 @@ def _key(word: str) -> str:
     return word.lower().replace("’", "'").removesuffix("'s")
 
 
-def clean_sentence(text: str) -> str:
-    """A transcript sentence as written prose: no stage directions, no spoken openers
-    ("So, okay, ..."), a capital first letter."""
-    text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", text)
-    text = " ".join(text.split())
-    text = _OPENER.sub("", text)
-    return text[:1].upper() + text[1:] if text else text
-
-
-def usable(text: str) -> bool:
-    """Whole sentences only: no broken-off speech, no questions, a sensible length."""
-    n = len(text.split())
-    if not MIN_WORDS <= n <= MAX_WORDS:
-        return False
-    if "--" in text or "—" in text or text.endswith(("?", ",", "-")):
-        return False
-    if re.search(r"[,;]\s*[.!]$|\s[,.]", text):
-        return False  # a stage direction cut out of the middle left a hole
-    if text.count('"') % 2 or text.count("“") != text.count("”"):
-        return False  # half a quote
-    if text.split()[0].lower().endswith("ing"):
-        return False  # "Landing right on top of ...": no subject
-    if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
-        return False  # "However, of House ...": the transcript lost the subject
-    if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
-        return False  # a speaker label inside a line; an NPC's "I" read as narration
-    return text[:1].isupper() and text[-1:] in ".!\"”'"
+# A sentence opening on a pronoun leans on the one before it ("He forged it himself"): out
+# of its place it names nobody, so a summary or recap never starts a point with one.
+DANGLING = re.compile(r"^(?:he|she|it|its|his|her|him|they|them|their|there)\b", re.I)
 
 
 def _pick_scene(
@@ -153,7 +134,8 @@ def _pick_scene(
     deeds: Sequence[StorySentence] = (),
 ) -> list[StorySentence]:
     candidates = [
-        s for s in scene.narration if usable(clean_sentence(s.text))
+        s for s in scene.narration
+        if usable(clean_sentence(s.text)) and not DANGLING.match(clean_sentence(s.text))
     ]
     if not candidates:
         return []
@@ -182,8 +164,9 @@ def _pick_scene(
         if s in picks or (s.kind is TalkKind.IN_CHARACTER and n_deeds >= MAX_DEEDS):
             continue
         words = vocab.content(s.text)
-        if any(_overlap(words, vocab.content(p.text)) > 0.5 for p in picks):
-            continue  # says what a pick already says
+        if any(_overlap(words, seen := vocab.content(p.text)) > 0.5 and len(words & seen) >= 2
+               for p in picks):
+            continue  # says what a pick already says (one shared name is not that)
         picks.append(s)
         n_deeds += s.kind is TalkKind.IN_CHARACTER
     return sorted(picks[:max(per_scene, 2 if scene.fight or last else 1)], key=lambda s: s.order)
@@ -202,6 +185,49 @@ def scene_names(
                     and not context.mentions_cast(word)):
                 counts[word.replace("’", "'").removesuffix("'s")] += 1 if k else 0.5
     return [w for w, n in counts.most_common(limit) if n >= 2]
+
+
+def scene_things(
+    scene: Scene, scenes: Sequence[Scene], vocab: Vocabulary, limit: int = 4
+) -> list[str]:
+    """The creatures, places and objects a scene keeps coming back to (plain nouns the DM
+    repeats in this scene more than elsewhere: "the bridge", "duergar", "an ogre"): with the
+    names, what a reader needs to know what the scene was about."""
+    def counts(sc: Scene) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for s in sc.narration:  # "(laughter)" is the transcript's, not the scene's
+            text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", s.text)
+            out.update(_key(w) for w in _WORD.findall(text) if w.islower())
+        return out
+
+    here = counts(scene)
+    nouns = {  # seen after a determiner at least once: a thing, not a quality ("lanky")
+        _key(m.group(1)) for s in scene.narration for m in _AFTER_DETERMINER.finditer(s.text)
+    }
+    total: Counter[str] = Counter()
+    for sc in scenes:
+        total.update(counts(sc))
+    share = len(scene.narration) / max(1, sum(len(sc.narration) for sc in scenes))
+    ranked = [
+        (n * (n / total[w]) / max(share, 1e-6), w) for w, n in here.items()
+        if n >= 3 and w in nouns and w in vocab.weight and w not in vocab.names
+        and _noun_like(w)
+    ]
+    picked: list[str] = []
+    for _, w in sorted(ranked, reverse=True):
+        if not any(w.rstrip("s") == p.rstrip("s") for p in picked):  # "troll", "trolls"
+            picked.append(w)
+    return picked[:limit]
+
+
+_AFTER_DETERMINER = re.compile(
+    r"\b(?:the|a|an|this|these|those|its|their|his|her)\s+([a-z][a-z'’-]*[a-z])"
+    r"(?=[,.;!?]|\s+(?:of|in|on|at|to|with|from|into|across|is|was|are|were|that|which|who|as|"
+    r"and|but|begins?|starts?|comes?|goes|falls?)\b)")  # "the bridge, ...": a noun, not "a wooden"
+
+
+def _noun_like(word: str) -> bool:
+    return not word.endswith(("ly", "ing", "ed")) and 2.5 < _zipf(word) < 5.0
 
 
 def _overlap(a: set[str], b: set[str]) -> float:
@@ -231,7 +257,7 @@ def summarize_lines(
         characters = infer_characters(lines, context)
     classified = _name_the_addressed(classify_transcript(lines, context), lines, context,
                                      characters)
-    deeds_of = _deeds(classified, context, characters)
+    deeds_of = _deeds(classified, lines, context, characters)
     story = [c.text for c in classified if c.kind is TalkKind.NARRATION]
     if not story:
         return SessionSummary(session_id, campaign_id, "", [], method=SUMMARIZER_VERSION)
@@ -252,7 +278,9 @@ def summarize_lines(
         if sentences:
             key_points += sentences
             names = scene_names(scene, vocab, context, limit=SCENE_NAMES)
-            header = [f"Scene {len(paragraphs) + 1}: {', '.join(names)}."] if names else []
+            things = scene_things(scene, scenes, vocab, limit=SCENE_THINGS)
+            label = ", ".join(names) + ("; " + ", ".join(things) if things and names else "")
+            header = [f"Scene {len(paragraphs) + 1}: {label}."] if names else []
             paragraphs.append(" ".join(header + sentences))
     return SessionSummary(
         session_id=session_id,
@@ -268,33 +296,56 @@ def _name_the_addressed(
     characters: Mapping[str, str],
 ) -> list[ClassifiedSentence]:
     """The DM's first sentences in answer to one player, "You pull the lever.", told about
-    that player's character ("Grog pulls the lever."): the story's terms, not the table's."""
+    that player's character ("Grog pulls the lever."), and any "Vex, you ..." told about the
+    named: the story's terms, not the table's."""
     out: list[ClassifiedSentence] = []
     position = 0
+    known = set(characters.values())
+
+    def is_character(word: str) -> bool:  # a name the DM calls a character by, not a player
+        return not context.mentions_cast(word) and (word in known or _zipf(word) < 3.0)
+
     for k, c in enumerate(classified):
         position = position + 1 if k and classified[k - 1].line_index == c.line_index else 0
         i = c.line_index
         name = characters.get(lines[i - 1].speaker) if i > 0 else None
-        if (c.kind is TalkKind.NARRATION and name and position < ADDRESSED_SENTENCES
-                and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
-            retold = retell_address(c.text, name)
+        if c.kind is TalkKind.NARRATION:
+            retold = retell_vocative(c.text, is_character)
+            if (not retold and name and position < ADDRESSED_SENTENCES
+                    and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
+                retold = retell_address(c.text, name)
             if retold:
                 c = replace(c, text=retold)
         out.append(c)
     return out
 
 
+_NAMED_DEED = re.compile(r"^(?P<name>[A-Z][\w'’-]+) [a-z]+s\b")
+
+
 def _deeds(
-    classified: Sequence[ClassifiedSentence], context: TableContext,
-    characters: Mapping[str, str],
+    classified: Sequence[ClassifiedSentence], lines: Sequence[TableLine],
+    context: TableContext, characters: Mapping[str, str],
 ) -> dict[int, StorySentence]:
-    """Players' in-character first-person deeds, retold in the third person, by order."""
+    """Players' in-character deeds, by order: first person retold in the third ("I grab" ->
+    "Vex grabs"), or already told in the third person under a name the DM's narration uses
+    ("Brannoc walks to the counter"), which is how some tables play."""
+    story_names = {
+        w for c in classified if c.kind is TalkKind.NARRATION
+        for w in re.findall(r"(?<!^)\b[A-Z][\w'’-]+", c.text)
+    }
     out: dict[int, StorySentence] = {}
     for order, c in enumerate(classified):
-        name = characters.get(c.speaker)
-        if c.kind is not TalkKind.IN_CHARACTER or not name or context.is_dm(c.speaker):
+        if (c.kind is not TalkKind.IN_CHARACTER or context.is_dm(c.speaker)
+                or lines[c.line_index].role not in ("player", "")):
             continue
-        retold = retell_declaration(clean_sentence(c.text), name)
+        text = clean_sentence(c.text)
+        name = characters.get(c.speaker)
+        retold = retell_declaration(text, name) if name else None
+        named = _NAMED_DEED.match(text)
+        if (not retold and named and named.group("name") in story_names
+                and not context.mentions_cast(named.group("name"))):
+            retold = _finish(text)
         if retold and usable(retold):
             out[order] = StorySentence(order, c.speaker, retold, c.kind, event_kinds(retold))
     return out

@@ -69,3 +69,26 @@ def test_third_person_tells_subject_from_object() -> None:
         "As they enter, the dwarf greets them.")
     assert third_person("The dragon attacked you and you fled.") == (
         "The dragon attacked them and they fled.")
+
+
+def test_recap_reads_aloud_without_leaning_on_what_it_left_out() -> None:
+    scenes = [
+        ["Grimjaw hands Brannoc a heavy hammer wrapped in oilcloth in the Rusty Anvil.",
+         "He forged it himself, he says, from ore dug out of the Thal Durin mines.",
+         "Last time, you met Grimjaw at the Rusty Anvil and the wizard Eldrinax.",
+         "Lady Vexmira invites you to dine at her manor on the hill above Ironhold."],
+        ['Eldrinax says, "Ask her yourself, if you dare, in the Tower of Whispers."',
+         "Vex, you pick up the trail of the Silver Widow toward the old barracks.",
+         "The next morning you climb the hill to the Tower of Whispers in the rain."],
+        ["We'll pick up next game as you head up the stairs into the barracks of the Watch."],
+    ]
+    summary = SessionSummary("s2", "c1", "\n\n".join(" ".join(p) for p in scenes),
+                             [s for p in scenes for s in p], method="story-v2")
+    body = recap_from_summary(summary).text.split("\n", 1)[1]
+    assert "Grimjaw hands Brannoc a heavy hammer" in body
+    assert "forged it himself" not in body  # "he" names nobody the listener heard of
+    assert "Last time" not in body and "last time" not in body  # the session before
+    assert '"' not in body and "Vex, they" not in body  # no quote, no DM talking to a player
+    assert "Lady Vexmira invites them" in body  # a title keeps its capital
+    assert "The next morning they climb the hill" in body  # its own transition
+    assert "When we left them, our heroes head up the stairs into the barracks" in body

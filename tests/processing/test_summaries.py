@@ -13,6 +13,7 @@ from glyphoxa_pipelines.processing.summaries import (
     LLM_REDUCE_SYSTEM,
     LLM_SCENE_SYSTEM,
     LLM_SUMMARIZER_VERSION,
+    SUMMARIZER_VERSION,
     summarize_session,
     summarize_session_llm,
 )
@@ -55,7 +56,7 @@ def test_extractive_summary_prefers_story_over_table_talk() -> None:
     order = [next(i for i, s in enumerate(SCENES) if p in s) for p in summary.key_points]
     assert order == sorted(order)
     assert all(p in summary.summary for p in summary.key_points)
-    assert summary.method == "story-v1"
+    assert summary.method == SUMMARIZER_VERSION
 
 
 def test_mmr_avoids_repeating_the_same_sentence() -> None:
@@ -191,3 +192,36 @@ def test_summary_is_deterministic_and_accepts_stored_embeddings() -> None:
     fake = np.eye(12, 8, dtype=np.float32)
     c = summarize_session(chunks_of(SCENES * 3), fake, dm_names=["DM"])
     assert c.key_points
+
+
+def test_compression_keeps_the_story_and_drops_the_table_voice() -> None:
+    from glyphoxa_pipelines.processing.prose import clean_sentence, usable
+
+    assert clean_sentence("So you guys kind of just step forward, essentially, into the hall.") == (
+        "You step forward into the hall.")
+    assert clean_sentence("The ogre slowly turns and actually flees toward the river.") == (
+        "The ogre turns and flees toward the river.")
+    assert clean_sentence("Only the holy symbol remains in the early light.") == (
+        "Only the holy symbol remains in the early light.")  # not manner adverbs
+    for fragment in ["Comes down to swing at you, as he comes down in flames.",
+                     "Tall, lanky, long, black and purple robes, a hood over its features.",
+                     "With a yell, slams it right into his face against the wall.",
+                     "That's amazing, as we now have for the group a castle of our own."]:
+        assert not usable(clean_sentence(fragment)), fragment
+
+
+def test_demo_session_story_names_who_did_what() -> None:
+    from glyphoxa_pipelines.demo import SAMPLE_SESSIONS_DIR
+
+    entries = import_transcript(SAMPLE_SESSIONS_DIR / "session-01.jsonl").as_entries("demo", "s1")
+    chunks = chunk_transcript(entries, count_tokens=lambda text: len(text.split()))
+    world = ["Grimjaw", "Eldrinax", "Brannoc", "Ironhold", "The Rusty Anvil", "Tower of Whispers"]
+    summary = summarize_session(chunks, dm_names=["DM"], world_names=world)
+    joined = " ".join(summary.key_points)
+    assert "Grimjaw hands Brannoc a heavy hammer" in joined  # the NPC's lines are the world's
+    assert "Eldrinax agrees to help the party" in joined  # the deal
+    assert "Brannoc shakes the water off his cloak" in joined  # a player's deed, told as such
+    assert not any(p.split()[0] in ("He", "She", "It") for p in summary.key_points)
+    recap = recap_from_summary(summary, campaign_name="The Shattered Crown").text
+    assert "forged it himself" not in recap and "Grimjaw hands Brannoc" in recap
+    assert "When we left them," in recap

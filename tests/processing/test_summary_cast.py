@@ -8,6 +8,7 @@ from glyphoxa_pipelines.processing.cast import infer_characters
 from glyphoxa_pipelines.processing.retelling import (
     retell_address,
     retell_declaration,
+    retell_vocative,
     third_person_verb,
 )
 from glyphoxa_pipelines.processing.table_talk import TableLine
@@ -48,6 +49,7 @@ def test_no_guess_without_evidence() -> None:
     ("I walk up to the guard and show him the letter.", None),  # a verb we would not inflect
     ("I attack.", None),  # too little to retell
     ("I tell you what.", None),
+    ("I don't know what else to ask her.", None),  # was "Vax dons't know ..."
 ])
 def test_first_person_deeds(said: str, retold: str | None) -> None:
     assert retell_declaration(said, "Vax") == retold
@@ -69,3 +71,15 @@ def test_the_dm_answer_to_one_player(said: str, retold: str | None) -> None:
 def test_verbs() -> None:
     assert [third_person_verb(v) for v in ["reach", "try", "go", "have", "pray", "walked"]] == [
         "reaches", "tries", "goes", "has", "prays", "walked"]
+
+
+@pytest.mark.parametrize(("said", "retold"), [
+    ("Vex, you pick up a strange scent.", "Vex picks up a strange scent."),
+    ("Tiberius, Vax, you guys walk across the bridge.", "Tiberius and Vax walk across the bridge."),
+    ("Vex and Grog, you two climb the rope to the ledge.", "Vex and Grog climb the rope to the ledge."),
+    ("Sam, you roll a d20 for it.", None),  # a player, not a character
+    ("Grog, you see that you are alone.", None),  # more "you" than we can retell
+    ("Vex, you guys head out.", None),  # one name, several people
+])
+def test_the_dm_naming_whom_you_means(said: str, retold: str | None) -> None:
+    assert retell_vocative(said, lambda name: name != "Sam") == retold

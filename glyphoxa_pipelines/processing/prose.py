@@ -1,0 +1,106 @@
+"""A transcript sentence made written prose, or refused.
+
+Why: a session summary is built from what was said at the table, and spoken sentences carry
+hedges ("kind of", "you guys", "essentially"), the table's voice (the DM as himself, "we",
+slang) and broken clauses ("Comes down to swing at you"). Written retellings drop the first,
+and a summary of fixed length then has room for what happened; the rest cannot be read out of
+place, so it never becomes a summary's point. Pure functions over strings.
+"""
+
+from __future__ import annotations
+
+import re
+
+_OPENER = re.compile(
+    r"^(?:(?:so|and|but|okay|ok|all right|alright|now|well|yeah|yes|no|um|uh|oh|essentially|"
+    r"anyway|then|as such)\b[,]?\s+)+",
+    re.IGNORECASE,
+)
+MIN_WORDS, MAX_WORDS = 8, 55
+# the table's voice inside narration: the DM as himself ("I know", "we now have"), slang
+_TABLE_VOICE = re.compile(r"\b(?:guys|gonna|wanna|yeah|okay|my god|fuck\w*|like,)|\b(?:we|we're|"
+                          r"we'll|we've|us)\b|\bI\b", re.IGNORECASE)
+_FRAGMENT = re.compile(r"^(?:because|which|other than|whereas)\b", re.IGNORECASE)
+_HEADLESS = re.compile(r"^(?:With|As|Then|And|After)\b[^,]{0,40}, [a-z]+s (?:it|him|her|them|the|"
+                       r"his|its|a|an|right|down|back|up|out)\b")
+_SUBJECTLESS = re.compile(r"^[A-Z][a-z]+e?s (?:down|back|forward|up|out|off|over|around|away|"
+                          r"in|into|to|at|through|toward|towards)\b")
+
+
+def _zipf(word: str) -> float:
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+# Spoken hedges and table voice that carry no story: a written retelling drops them, and a
+# summary of fixed length then has room for what happened.
+_FILLERS = [
+    (re.compile(r"\b(?:kind of|sort of|kinda|sorta)\s+", re.I), ""),
+    (re.compile(r",?\s*\b(?:essentially|basically|actually|literally|by the way|at this point|"
+                r"for a second|for a moment|right now|currently|genuinely)\b,?", re.I), ""),
+    (re.compile(r"\b(you|they) (?:guys|all)\b", re.I), r"\1"),
+    (re.compile(r"\b(?:just|very|really) (?=[a-z])", re.I), ""),
+    (re.compile(r"\b(?:a little bit|a bit)\s+(?=[a-z]+er\b)", re.I), ""),
+]
+
+
+# "-ly" words that are not manner adverbs, or whose loss changes what is said
+_KEEP_LY = set("""only early likely unlikely barely hardly nearly rarely scarcely daily friendly
+    lonely ugly holy silly deadly elderly lovely costly ghostly curly wobbly fly ally belly jelly
+    rely reply supply apply assembly family italy july bully lily folly jolly sly comply
+    partly mostly fully completely entirely""".split())
+_ADVERB = re.compile(r"(?<=[a-z,] )([a-z]{4,}ly)\b,?\s*")
+
+
+def _drop_adverb(m: re.Match[str]) -> str:
+    word = m.group(1)
+    if word in _KEEP_LY or _zipf(word[:-2]) < 3.0 and _zipf(word[:-3] + "e") < 3.0:
+        return m.group(0)  # not an adverb of a known word ("assembly", "holy")
+    return ""
+
+
+def compress(text: str) -> str:
+    """Fillers out ("you guys kind of just step" -> "you step"), manner adverbs out ("slowly
+    begins to" -> "begins to"), spacing and commas mended."""
+    for pattern, repl in _FILLERS:
+        text = pattern.sub(repl, text)
+    text = _ADVERB.sub(_drop_adverb, text)
+    text = re.sub(r"\s+([,.!?;])", r"\1", " ".join(text.split()))
+    text = re.sub(r",\s*,", ",", text).lstrip(", ")
+    return text
+
+
+def clean_sentence(text: str) -> str:
+    """A transcript sentence as written prose: no stage directions, no spoken openers
+    ("So, okay, ..."), no fillers, a capital first letter."""
+    text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", text)
+    text = " ".join(text.split())
+    text = compress(_OPENER.sub("", text))
+    text = _OPENER.sub("", text)
+    return text[:1].upper() + text[1:] if text else text
+
+
+def usable(text: str) -> bool:
+    """Whole sentences only: no broken-off speech, no questions, a sensible length."""
+    n = len(text.split())
+    if not MIN_WORDS <= n <= MAX_WORDS:
+        return False
+    if "--" in text or "—" in text or text.endswith(("?", ",", "-")):
+        return False
+    if re.search(r"[,;]\s*[.!]$|\s[,.]", text):
+        return False  # a stage direction cut out of the middle left a hole
+    if text.count('"') % 2 or text.count("“") != text.count("”"):
+        return False  # half a quote
+    if text.split()[0].lower().endswith("ing"):
+        return False  # "Landing right on top of ...": no subject
+    if re.match(r"^[A-Z][a-z]+(?:, [a-z]+){2,}|^[A-Z][a-z]+ one\b", text) or (
+        _SUBJECTLESS.match(text) and _zipf(text.split()[0].lower()) >= 3.5):
+        return False  # "Tall, lanky, long, ...", "Comes down to swing": no subject
+    if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
+        return False  # "However, of House ...": the transcript lost the subject
+    if _TABLE_VOICE.search(text) or _HEADLESS.match(text) or _FRAGMENT.match(text):
+        return False  # "my god guys, this is amazing!"; "With a yell, slams it ..."
+    if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
+        return False  # a speaker label inside a line; an NPC's "I" read as narration
+    return text[:1].isupper() and text[-1:] in ".!\"”'"
