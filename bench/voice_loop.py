@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import random
@@ -54,7 +55,7 @@ from glyphoxa_pipelines.providers.speech import (  # noqa: E402
 from realtime.service import MemoryService  # noqa: E402
 from realtime.voice.audio import BufferSink, WavSource  # noqa: E402
 from realtime.voice.chat import OpenAIChat  # noqa: E402
-from realtime.voice.engines import live_whisper  # noqa: E402
+from realtime.voice.engines import freeze_loaded, live_whisper  # noqa: E402
 from realtime.voice.hotwords import hotwords_text, ranked_names  # noqa: E402
 from realtime.voice.loop import VoiceConfig, VoiceLoop  # noqa: E402
 from tests.voice.chat_stub import StreamingChatStub  # noqa: E402
@@ -147,6 +148,26 @@ class TimedRecognizer:
         out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
         self.calls.append((time.perf_counter() - t, len(samples) / sample_rate))
         return out
+
+
+class GcPauses:
+    """The garbage collector's pauses while turns run (they stop the event loop too)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []  # (generation, ms)
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.pauses.append((info["generation"], (time.perf_counter() - self._start) * 1000))
+
+    def report(self) -> dict[str, Any]:
+        full = [ms for gen, ms in self.pauses if gen == 2]
+        return {"collections": len(self.pauses), "full": len(full),
+                "max_ms": round(max((ms for _, ms in self.pauses), default=0.0), 2),
+                "full_max_ms": round(max(full, default=0.0), 2)}
 
 
 async def loop_lag(lags: list[float], stop: asyncio.Event, every_s: float = 0.005) -> None:
@@ -263,6 +284,50 @@ async def memory_under_stt(svc: MemoryService, session_id: str, npc: str, tts: T
             for name, v in times.items()}
 
 
+async def memory_step(svc: MemoryService, session_id: str, npc: str,
+                      lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
+    """The turn's memory step alone, as the loop took it and as it takes it now, interleaved
+    in one run (which goes first alternates): 0.3 s before the utterance closes a partial
+    with the first 60 % of the line has been sent (the passes'); then
+
+    - "sequential" (as first built): the L1 write, then the hot context, which waits for
+      the pre-fetch the write's final text started;
+    - "together" (now): the early final's whole text went to pre-fetch with that partial,
+      and the write and the hot context run at once.
+
+    The step is timed from the transcript to both being done (the turn's memory share)."""
+    import uuid as _uuid
+    from datetime import UTC, datetime
+
+    from realtime.schemas import EntryIn
+
+    times: dict[str, list[float]] = {"sequential": [], "together": []}
+    for i in range(rounds):
+        text = lines[i % len(lines)][0]
+        words_ = text.split()
+        prefix = " ".join(words_[:max(1, int(len(words_) * 0.6))])
+        order = ["sequential", "together"] if i % 2 == 0 else ["together", "sequential"]
+        for name in order:
+            await svc.partial(session_id, prefix, npc)
+            if name == "together":
+                await svc.partial(session_id, text, npc)
+            await asyncio.sleep(0.3)  # the VAD's hangover
+            entry = EntryIn(idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text,
+                            speaker_id="player", speaker_name="player", role="player",
+                            npc_id=npc, spoken_at=datetime.now(UTC))
+            t = time.perf_counter()
+            if name == "sequential":
+                await svc.write_entries(session_id, [entry])
+                await svc.hot_context(session_id, npc)
+            else:
+                await asyncio.gather(svc.write_entries(session_id, [entry]),
+                                     svc.hot_context(session_id, npc))
+            times[name].append((time.perf_counter() - t) * 1000)
+            svc.prefetch.clear(session_id)  # the next line starts cold, as a new topic does
+    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "max": round(max(v), 2),
+                   "n": len(v)} for name, v in times.items()}
+
+
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
     with Database(url, max_size=2) as db:
         cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
@@ -277,8 +342,11 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         timed.engine.load()
     tts.load()
     load_s = time.perf_counter() - t
+    if not args.no_freeze:
+        freeze_loaded()  # as `VoiceEngines.load` does in the service
     # the query encoder loads on the first search: warm it so turn 1 measures a turn
     await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
+    gc_pauses = GcPauses()
     per: dict[str, dict[str, list[float]]] = {
         p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "tail_s", "early", "wer",
                                  "words", "lag")} for p in paths}
@@ -292,6 +360,14 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
         lines = pick_lines(all_names, args.lines, args.seed)[args.skip:]
+        if args.memory_step:
+            await memory_step(svc, session.id, npc, lines, 4)  # warm the caches
+            load_before = os.getloadavg()
+            got = await memory_step(svc, session.id, npc, lines, args.memory_step)
+            return {"bench": "voice_memory_step", "cpus": os.cpu_count(),
+                    "rounds": args.memory_step, "memory_ms": got,
+                    "load_avg_during": [round(x, 2) for x in load_before],
+                    "load_avg": [round(x, 2) for x in os.getloadavg()]}
         if args.memory_under_stt:
             await memory_under_stt(svc, session.id, npc, tts, lines, 1)  # warm the caches
             return {"bench": "voice_memory_under_stt", "cpus": os.cpu_count(),
@@ -319,6 +395,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         for path in paths:
             await answer(path, warm, [])
             engines[path.name].calls.clear()
+        gc.callbacks.append(gc_pauses)
         for i, (text, rate) in enumerate(lines):
             audio = tts.synthesize(text, length_scale=rate)
             order = paths if i % 2 == 0 else paths[::-1]  # neither path always goes first
@@ -332,7 +409,11 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                 tm = turn.timings
                 got["memory"].append(tm["hot_context"] - tm["transcript"])
                 got["write"].append(tm["l1_written"] - tm["transcript"])
-                got["hot"].append(tm["hot_context"] - tm["l1_written"])
+                # the read runs beside the write now (`hot_context_read`); it followed it
+                if "hot_context_read" in tm:
+                    got["hot"].append(tm["hot_context_read"] - tm["transcript"])
+                else:
+                    got["hot"].append(tm["hot_context"] - tm["l1_written"])
                 got["tail_s"].append(turn.tail_s)
                 got["early"].append(float(turn.early_final))
                 e, w = wer(text, turn.transcript.text)
@@ -346,6 +427,8 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         boosted = boosting(tts, engines[paths[0].name].engine, lines, boost, all_names) \
             if args.boosting else None
     finally:
+        if gc_pauses in gc.callbacks:
+            gc.callbacks.remove(gc_pauses)
         stub.close()
         await svc.close()
 
@@ -370,6 +453,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         "bench": "voice_loop", "lines": len(lines), "cpus": os.cpu_count(),
         "load_avg": [round(x, 2) for x in os.getloadavg()], "model_load_s": round(load_s, 2),
         "vad_end_silence_ms": 500, "partial_every_s": args.partial_every_s,
+        "gc": gc_pauses.report(), "gc_frozen": not args.no_freeze,
         "paths": report, "hotwords": {**boosted, "prompt": boost} if boosted else None,
     }
 
@@ -385,9 +469,13 @@ def main() -> None:
     ap.add_argument("--partial-every-s", type=float, default=1.0)
     ap.add_argument("--boosting", action="store_true",
                     help="also measure hotwords: each line transcribed with and without them")
+    ap.add_argument("--no-freeze", action="store_true",
+                    help="leave the loaded models in the garbage collector's sight")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     ap.add_argument("--memory-under-stt", type=int, default=0, metavar="ROUNDS",
                     help="instead: the memory's share timed with and without decodes running")
+    ap.add_argument("--memory-step", type=int, default=0, metavar="ROUNDS",
+                    help="instead: the turn's memory step, sequential vs together")
     ap.add_argument("--window-study", type=Path, default=None, metavar="CORPUS",
                     help="instead: the encoder-window study on an STT corpus.jsonl "
                     "(bench/build_stt_corpus.py), tune and held-out halves")
@@ -430,11 +518,12 @@ def main() -> None:
         row(stage, lambda r, s=stage: r["stages_ms"][s])
     row("memory (write + hot context)", lambda r: r["memory_ms"])
     row("  write", lambda r: r["write_ms"])
-    row("  hot context", lambda r: r["hot_context_ms"])
+    row("  hot context (from the transcript)", lambda r: r["hot_context_ms"])
     row("STT real-time factor, per decode", lambda r: r["stt_rtf"])
     row("final decode's audio (s)", lambda r: r["final_tail_s"])
     row("event-loop lag (ms)", lambda r: r["loop_lag_ms"])
     print(f"{'WER':34}" + "".join(f"{result['paths'][n]['wer']!s:>22}" for n in names))
+    print(f"garbage collector during the turns: {result['gc']}")
     if result["hotwords"]:
         for label in ("plain", "boosted"):
             h = result["hotwords"][label]

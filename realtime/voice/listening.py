@@ -84,7 +84,8 @@ class Listener:
         s = self.settings
         if s.streaming and self.vad.quiet_ms >= s.early_final_ms:
             if self._early is None:
-                self._early = (asyncio.create_task(self._tail(self.vad.speech_so_far(), rate)),
+                self._early = (asyncio.create_task(self._early_final(self.vad.speech_so_far(),
+                                                                     rate)),
                                self.vad.voiced_ms)
             return
         if self._early is not None and self.vad.quiet_ms < s.early_final_ms:
@@ -125,6 +126,21 @@ class Listener:
         window, offset = stream.window(samples)
         return (await self._transcribe(window, rate, stream.committed_text()), offset,
                 len(window) / rate)
+
+    async def _early_final(self, samples: np.ndarray, rate: int
+                           ) -> tuple[Transcript, float, float]:
+        """The tail decoded before the VAD closes, and its whole text sent on as a partial:
+        pre-fetch then starts on what is most likely the final transcript while the VAD's
+        hangover runs, so the turn's hot context finds it fetched instead of waiting for it."""
+        stream = self._stream
+        tail, offset, tail_s = await self._tail(samples, rate)
+        text = stream.final(tail, offset).text if stream is not None else tail.text
+        if text.strip():
+            try:
+                await self._on_partial(text)
+            except Exception:  # best effort, like any partial: the final stands without it
+                log.exception("pre-fetch on the early final failed")
+        return tail, offset, tail_s
 
     async def drain(self) -> None:
         """Wait for the partial in flight, if any (its errors are already logged)."""

@@ -7,8 +7,9 @@ utterance:
 1. its final transcript (with streaming, only the tail after the committed words is left,
    often decoded already), the campaign's names as hotwords, Whisper's word probabilities
    kept as `word_confidences`;
-2. `write_entries` (inline correction, the L1 write, pre-fetch on the corrected text);
-3. the tier for the turn (`select_tier`) and the hot context;
+2. at once: `write_entries` (inline correction, the L1 write, pre-fetch on the corrected
+   text) and the hot context, which has what pre-fetch brought from the partials and the
+   early final; then the tier for the turn (`select_tier`) on the corrected line;
 4. the LLM turn, streamed, offered the tier's memory tools, run through `call_tool`; up to
    `max_tool_rounds` rounds of calls before the model must answer;
 5. each finished sentence to TTS and the sink while the rest streams; the NPC's answer is
@@ -237,7 +238,8 @@ class VoiceLoop:
                               utterance.seconds, timings, partials, words, heard.tail_s,
                               heard.early)
         key = f"voice-{uuid.uuid4().hex}"
-        written = await self.service.write_entries(cfg.session_id, [EntryIn(
+        first = self.service.turn_count(cfg.session_id, cfg.npc_id) == 0
+        entry_in = EntryIn(
             idempotency_key=key,
             text=transcript.text,
             speaker_id=utterance.speaker_id,
@@ -247,18 +249,31 @@ class VoiceLoop:
             spoken_at=datetime.now(UTC),
             duration_s=round(utterance.seconds, 3),
             word_confidences=[min(1.0, max(0.0, p)) for p in transcript.word_confidences],
-        )])
-        timings["l1_written"] = since()
+        )
+
+        async def write() -> dict[str, Any]:
+            done = await self.service.write_entries(cfg.session_id, [entry_in])
+            timings["l1_written"] = since()
+            return done
+
+        async def read() -> HotContext:
+            got = await self.service.hot_context(cfg.session_id, cfg.npc_id)
+            timings["hot_context_read"] = since()
+            return got
+
+        # The L1 write and the hot context at once, on two pooled connections: the line
+        # itself reaches the model as this turn's message, not through the context's recent
+        # lines, and pre-fetch on it began with the early final (`listening.py`), so the read
+        # need not wait for the write.
+        written, context = await asyncio.gather(write(), read())
+        timings["hot_context"] = since()
         entry = written["entries"][0]
         self.context.add("player", entry["text"], speaker_id=utterance.speaker_id,
                          speaker_name=utterance.speaker_name or utterance.speaker_id,
                          npc_id=cfg.npc_id, idempotency_key=key, in_l1=True)
         self._heard = [*self._heard[-9:], entry["text"]]
-        first = self.service.turn_count(cfg.session_id, cfg.npc_id) == 0
         decision = select_tier(utterance=entry["text"], dm_override=cfg.tier, first_turn=first)
-        context = await self.service.hot_context(cfg.session_id, cfg.npc_id)
         self._scene = _scene_ids(context)
-        timings["hot_context"] = since()
         speaker = Speaker(self.tts, self.sink)
         speaker.start()
         reply, outcomes, first_token = await self._answer(context, decision.tier, speaker,
