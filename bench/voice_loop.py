@@ -302,6 +302,9 @@ async def memory_step(svc: MemoryService, session_id: str, npc: str,
     from realtime.schemas import EntryIn
 
     times: dict[str, list[float]] = {"sequential": [], "together": []}
+    # each part's finish, from the step's start (sequential: the read's includes the write)
+    parts: dict[str, list[float]] = {f"{n}_{w}": [] for n in times for w in ("write", "read")}
+    pending = dict.fromkeys(times, 0)  # steps that found a pre-fetch still in flight
     for i in range(rounds):
         text = lines[i % len(lines)][0]
         words_ = text.split()
@@ -315,17 +318,26 @@ async def memory_step(svc: MemoryService, session_id: str, npc: str,
             entry = EntryIn(idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text,
                             speaker_id="player", speaker_name="player", role="player",
                             npc_id=npc, spoken_at=datetime.now(UTC))
+            pending[name] += svc.prefetcher.pending(session_id)
             t = time.perf_counter()
+
+            async def timed(what: str, step: Any, t: float = t, name: str = name) -> None:
+                await step
+                parts[f"{name}_{what}"].append((time.perf_counter() - t) * 1000)
+
             if name == "sequential":
-                await svc.write_entries(session_id, [entry])
-                await svc.hot_context(session_id, npc)
+                await timed("write", svc.write_entries(session_id, [entry]))
+                await timed("read", svc.hot_context(session_id, npc))
             else:
-                await asyncio.gather(svc.write_entries(session_id, [entry]),
-                                     svc.hot_context(session_id, npc))
+                await asyncio.gather(timed("write", svc.write_entries(session_id, [entry])),
+                                     timed("read", svc.hot_context(session_id, npc)))
             times[name].append((time.perf_counter() - t) * 1000)
             svc.prefetch.clear(session_id)  # the next line starts cold, as a new topic does
     return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "max": round(max(v), 2),
-                   "n": len(v)} for name, v in times.items()}
+                   "n": len(v), "prefetch_in_flight": pending[name],
+                   **{w: {"p50": pct(parts[f"{name}_{w}"], 0.5),
+                          "p95": pct(parts[f"{name}_{w}"], 0.95)} for w in ("write", "read")}}
+            for name, v in times.items()}
 
 
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
