@@ -117,6 +117,7 @@ class Path_:
     streaming: bool
     stt_worker: bool
     previous_text: bool = False
+    quick_partials: bool = False  # partial passes on `SpeechToText.for_partials()`
 
 
 PATHS = {
@@ -125,8 +126,12 @@ PATHS = {
     "whole": Path_("whole", SpeechToText, streaming=False, stt_worker=False),
     # the same decodes, the encoder on the utterance (isolates the STT settings)
     "whole-short": Path_("whole-short", live_whisper, streaming=False, stt_worker=False),
-    # rolling passes + early final, short window, one STT thread of the loop's own
-    "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True),
+    # rolling passes + early final, short window, one STT thread of the loop's own; the
+    # partial passes padded as long as their audio (>= 3 s), no 30 s fallback
+    "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
+                       quick_partials=True),
+    # the same with every pass padded 12 s (isolates the partials' window)
+    "streaming-12s": Path_("streaming-12s", live_whisper, streaming=True, stt_worker=True),
     # with the committed words as the tail's prompt (isolates the previous text)
     "streaming-context": Path_("streaming-context", live_whisper, streaming=True,
                                stt_worker=True, previous_text=True),
@@ -138,15 +143,18 @@ PATHS = {
 class TimedRecognizer:
     """The engine, with each decode's wall time and audio length kept (real-time factor)."""
 
-    def __init__(self, engine: SpeechToText) -> None:
+    def __init__(self, engine: SpeechToText, calls: list[tuple[float, float, str]] | None = None,
+                 kind: str = "final") -> None:
         self.engine = engine
-        self.calls: list[tuple[float, float]] = []  # (seconds taken, seconds of audio)
+        # (seconds taken, seconds of audio, "partial" | "final"); shared by a path's engines
+        self.calls: list[tuple[float, float, str]] = [] if calls is None else calls
+        self.kind = kind
 
     def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
                    ) -> Transcript:
         t = time.perf_counter()
         out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
-        self.calls.append((time.perf_counter() - t, len(samples) / sample_rate))
+        self.calls.append((time.perf_counter() - t, len(samples) / sample_rate, self.kind))
         return out
 
 
@@ -352,6 +360,11 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     engines = {p.name: TimedRecognizer(p.engine()) for p in paths}
     for timed in engines.values():
         timed.engine.load()
+    partial_engines = {}
+    for p in paths:
+        final = engines[p.name]
+        quick = final.engine.for_partials() if p.quick_partials else None
+        partial_engines[p.name] = TimedRecognizer(quick or final.engine, final.calls, "partial")
     tts.load()
     load_s = time.perf_counter() - t
     if not args.no_freeze:
@@ -361,7 +374,8 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     gc_pauses = GcPauses()
     per: dict[str, dict[str, list[float]]] = {
         p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "tail_s", "early", "wer",
-                                 "words", "lag")} for p in paths}
+                                 "words", "lag", "speech", "names", "name_misses")}
+        for p in paths}
     try:
         entities = list((await svc.names(cid)).entities.values())  # type: ignore[union-attr]
         by_name = {e.name: e for e in entities}
@@ -393,7 +407,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                                  previous_text=path.previous_text)
             loop = VoiceLoop(svc, config, stt=engines[path.name],
                              chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
-                             sink=BufferSink())
+                             sink=BufferSink(), partial_stt=partial_engines[path.name])
             stop = asyncio.Event()
             watch = asyncio.create_task(loop_lag(lags, stop))
             [turn] = await loop.run(WavSource(audio, speaker_id="player", realtime=True))
@@ -431,6 +445,10 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                 e, w = wer(text, turn.transcript.text)
                 got["wer"].append(e)
                 got["words"].append(w)
+                m, n = name_misses(text, turn.transcript.text, all_names)
+                got["name_misses"].append(m)
+                got["names"].append(n)
+                got["speech"].append(turn.speech_s)
                 got["lag"].extend(lags)
                 print(f"[{i + 1}/{len(lines)}] {path.name:14} {turn.speech_s:4.1f}s speech, "
                       f"transcript {tm['transcript']:6.0f} ms, memory "
@@ -454,11 +472,19 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             "stages_ms": {s: p50_95(got[s]) for s in STAGES},
             "memory_ms": p50_95(got["memory"]), "write_ms": p50_95(got["write"]),
             "hot_context_ms": p50_95(got["hot"]),
-            "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s in calls]),
+            "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s, _ in calls]),
+            **{f"stt_rtf_{kind}": p50_95([took / max(audio_s, 1e-3)
+                                          for took, audio_s, k in calls if k == kind])
+               for kind in ("partial", "final")},
+            # all decoding an utterance cost, per second of it (passes, early final, final)
+            "stt_cpu_per_audio_s": round(sum(c[0] for c in calls)
+                                         / max(sum(got["speech"]), 1e-3), 3),
             "stt_calls": len(calls),
             "final_tail_s": p50_95(got["tail_s"]),
             "early_finals": int(sum(got["early"])),
             "wer": round(sum(got["wer"]) / max(sum(got["words"]), 1), 3),
+            "entity_error_rate": round(sum(got["name_misses"]) / max(sum(got["names"]), 1), 3),
+            "names": int(sum(got["names"])),
             "loop_lag_ms": {**p50_95(got["lag"]), "max": round(max(got["lag"], default=0), 2)},
         }
     return {
@@ -532,9 +558,15 @@ def main() -> None:
     row("  write", lambda r: r["write_ms"])
     row("  hot context (from the transcript)", lambda r: r["hot_context_ms"])
     row("STT real-time factor, per decode", lambda r: r["stt_rtf"])
+    row("  partial passes", lambda r: r["stt_rtf_partial"])
+    row("  finals (early or not)", lambda r: r["stt_rtf_final"])
     row("final decode's audio (s)", lambda r: r["final_tail_s"])
     row("event-loop lag (ms)", lambda r: r["loop_lag_ms"])
     print(f"{'WER':34}" + "".join(f"{result['paths'][n]['wer']!s:>22}" for n in names))
+    print(f"{'entity-name error rate':34}" + "".join(
+        f"{result['paths'][n]['entity_error_rate']!s:>22}" for n in names))
+    print(f"{'STT seconds per speech second':34}" + "".join(
+        f"{result['paths'][n]['stt_cpu_per_audio_s']!s:>22}" for n in names))
     print(f"garbage collector during the turns: {result['gc']}")
     if result["hotwords"]:
         for label in ("plain", "boosted"):

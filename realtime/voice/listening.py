@@ -33,8 +33,8 @@ from realtime.voice.vad import EnergyVad, Utterance
 
 log = logging.getLogger(__name__)
 
-# (audio, rate, the utterance's words already committed before this audio)
-Transcribe = Callable[[np.ndarray, int, str], Awaitable[Transcript]]
+# (audio, rate, the utterance's words already committed before this audio, a partial pass?)
+Transcribe = Callable[[np.ndarray, int, str, bool], Awaitable[Transcript]]
 OnPartial = Callable[[str], Awaitable[None]]
 
 
@@ -107,11 +107,11 @@ class Listener:
             stream = self._stream
             if self.settings.streaming and stream is not None:
                 window, offset = stream.window(samples)
-                heard = await self._transcribe(window, rate, stream.committed_text())
+                heard = await self._transcribe(window, rate, stream.committed_text(), True)
                 stream.update(heard, offset, len(samples) / rate)
                 text = stream.so_far()
             else:
-                text = (await self._transcribe(samples, rate, "")).text
+                text = (await self._transcribe(samples, rate, "", True)).text
             if text.strip():
                 await self._on_partial(text)
         except Exception:
@@ -122,9 +122,9 @@ class Listener:
         await self.drain()
         stream = self._stream
         if stream is None or not self.settings.streaming:
-            return await self._transcribe(samples, rate, ""), 0.0, len(samples) / rate
+            return await self._transcribe(samples, rate, "", False), 0.0, len(samples) / rate
         window, offset = stream.window(samples)
-        return (await self._transcribe(window, rate, stream.committed_text()), offset,
+        return (await self._transcribe(window, rate, stream.committed_text(), False), offset,
                 len(window) / rate)
 
     async def _early_final(self, samples: np.ndarray, rate: int

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from glyphoxa_pipelines.memory import NotFoundError, SessionStore
-from glyphoxa_pipelines.providers.speech import Transcript
+from glyphoxa_pipelines.providers.speech import SpeechToText, Transcript
 from realtime.hot_context import HotContext
 from realtime.schemas import EntryIn
 from realtime.service import MemoryService
@@ -127,10 +127,15 @@ class VoiceLoop:
         sink: AudioSink,
         summarizer: Summarizer | None = None,
         clock: Callable[[], float] = time.monotonic,
+        partial_stt: Recognizer | None = None,
     ) -> None:
         self.service = service
         self.config = config
         self.stt = stt
+        # partial passes on a cheaper setting of the same model (`for_partials`): they only
+        # guess, for pre-fetch and agreement; the final keeps the full setting
+        self.partial_stt = partial_stt or (
+            stt.for_partials() if isinstance(stt, SpeechToText) else None) or stt
         self.chat = chat
         self.tts = tts
         self.sink = sink
@@ -175,7 +180,8 @@ class VoiceLoop:
             self._speakers[speaker_id] = listener
         return listener
 
-    async def _transcribe(self, samples: np.ndarray, rate: int, context: str = "") -> Transcript:
+    async def _transcribe(self, samples: np.ndarray, rate: int, context: str = "",
+                          partial: bool = False) -> Transcript:
         """One decode on the STT worker. `context` (the utterance's words committed before
         this window) follows the names in Whisper's prompt, as its previous text: a window
         that starts mid-sentence is then decoded as the rest of that sentence."""
@@ -185,8 +191,9 @@ class VoiceLoop:
                                      if context else 0)
         if context:
             words = f"{words} {context}" if words else context
+        engine = self.partial_stt if partial else self.stt
         return await asyncio.get_running_loop().run_in_executor(
-            self._stt_pool, lambda: self.stt.transcribe(samples, rate, hotwords=words))
+            self._stt_pool, lambda: engine.transcribe(samples, rate, hotwords=words))
 
     async def _partial(self, text: str) -> None:
         await self.service.partial(self.config.session_id, text, self.config.npc_id)

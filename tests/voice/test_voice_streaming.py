@@ -84,7 +84,8 @@ class ScriptedRecognizer:
         self.windows: list[tuple[float, float]] = []
         self.contexts: list[str] = []
 
-    async def __call__(self, samples: np.ndarray, rate: int, context: str) -> Transcript:
+    async def __call__(self, samples: np.ndarray, rate: int, context: str,
+                       partial: bool = False) -> Transcript:
         self.contexts.append(context)
         loud = np.flatnonzero(samples)
         if len(loud) == 0:
