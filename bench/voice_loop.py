@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import random
@@ -54,7 +55,7 @@ from glyphoxa_pipelines.providers.speech import (  # noqa: E402
 from realtime.service import MemoryService  # noqa: E402
 from realtime.voice.audio import BufferSink, WavSource  # noqa: E402
 from realtime.voice.chat import OpenAIChat  # noqa: E402
-from realtime.voice.engines import live_whisper  # noqa: E402
+from realtime.voice.engines import freeze_loaded, live_whisper  # noqa: E402
 from realtime.voice.hotwords import hotwords_text, ranked_names  # noqa: E402
 from realtime.voice.loop import VoiceConfig, VoiceLoop  # noqa: E402
 from tests.voice.chat_stub import StreamingChatStub  # noqa: E402
@@ -116,6 +117,7 @@ class Path_:
     streaming: bool
     stt_worker: bool
     previous_text: bool = False
+    quick_partials: bool = False  # partial passes on `SpeechToText.for_partials()`
 
 
 PATHS = {
@@ -124,8 +126,12 @@ PATHS = {
     "whole": Path_("whole", SpeechToText, streaming=False, stt_worker=False),
     # the same decodes, the encoder on the utterance (isolates the STT settings)
     "whole-short": Path_("whole-short", live_whisper, streaming=False, stt_worker=False),
-    # rolling passes + early final, short window, one STT thread of the loop's own
-    "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True),
+    # rolling passes + early final, short window, one STT thread of the loop's own; the
+    # partial passes padded as long as their audio (>= 3 s), no 30 s fallback
+    "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
+                       quick_partials=True),
+    # the same with every pass padded 12 s (isolates the partials' window)
+    "streaming-12s": Path_("streaming-12s", live_whisper, streaming=True, stt_worker=True),
     # with the committed words as the tail's prompt (isolates the previous text)
     "streaming-context": Path_("streaming-context", live_whisper, streaming=True,
                                stt_worker=True, previous_text=True),
@@ -137,16 +143,39 @@ PATHS = {
 class TimedRecognizer:
     """The engine, with each decode's wall time and audio length kept (real-time factor)."""
 
-    def __init__(self, engine: SpeechToText) -> None:
+    def __init__(self, engine: SpeechToText, calls: list[tuple[float, float, str]] | None = None,
+                 kind: str = "final") -> None:
         self.engine = engine
-        self.calls: list[tuple[float, float]] = []  # (seconds taken, seconds of audio)
+        # (seconds taken, seconds of audio, "partial" | "final"); shared by a path's engines
+        self.calls: list[tuple[float, float, str]] = [] if calls is None else calls
+        self.kind = kind
 
     def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
                    ) -> Transcript:
         t = time.perf_counter()
         out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
-        self.calls.append((time.perf_counter() - t, len(samples) / sample_rate))
+        self.calls.append((time.perf_counter() - t, len(samples) / sample_rate, self.kind))
         return out
+
+
+class GcPauses:
+    """The garbage collector's pauses while turns run (they stop the event loop too)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []  # (generation, ms)
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.pauses.append((info["generation"], (time.perf_counter() - self._start) * 1000))
+
+    def report(self) -> dict[str, Any]:
+        full = [ms for gen, ms in self.pauses if gen == 2]
+        return {"collections": len(self.pauses), "full": len(full),
+                "max_ms": round(max((ms for _, ms in self.pauses), default=0.0), 2),
+                "full_max_ms": round(max(full, default=0.0), 2)}
 
 
 async def loop_lag(lags: list[float], stop: asyncio.Event, every_s: float = 0.005) -> None:
@@ -263,6 +292,62 @@ async def memory_under_stt(svc: MemoryService, session_id: str, npc: str, tts: T
             for name, v in times.items()}
 
 
+async def memory_step(svc: MemoryService, session_id: str, npc: str,
+                      lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
+    """The turn's memory step alone, as the loop took it and as it takes it now, interleaved
+    in one run (which goes first alternates): 0.3 s before the utterance closes a partial
+    with the first 60 % of the line has been sent (the passes'); then
+
+    - "sequential" (as first built): the L1 write, then the hot context, which waits for
+      the pre-fetch the write's final text started;
+    - "together" (now): the early final's whole text went to pre-fetch with that partial,
+      and the write and the hot context run at once.
+
+    The step is timed from the transcript to both being done (the turn's memory share)."""
+    import uuid as _uuid
+    from datetime import UTC, datetime
+
+    from realtime.schemas import EntryIn
+
+    times: dict[str, list[float]] = {"sequential": [], "together": []}
+    # each part's finish, from the step's start (sequential: the read's includes the write)
+    parts: dict[str, list[float]] = {f"{n}_{w}": [] for n in times for w in ("write", "read")}
+    pending = dict.fromkeys(times, 0)  # steps that found a pre-fetch still in flight
+    for i in range(rounds):
+        text = lines[i % len(lines)][0]
+        words_ = text.split()
+        prefix = " ".join(words_[:max(1, int(len(words_) * 0.6))])
+        order = ["sequential", "together"] if i % 2 == 0 else ["together", "sequential"]
+        for name in order:
+            await svc.partial(session_id, prefix, npc)
+            if name == "together":
+                await svc.partial(session_id, text, npc)
+            await asyncio.sleep(0.3)  # the VAD's hangover
+            entry = EntryIn(idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text,
+                            speaker_id="player", speaker_name="player", role="player",
+                            npc_id=npc, spoken_at=datetime.now(UTC))
+            pending[name] += svc.prefetcher.pending(session_id)
+            t = time.perf_counter()
+
+            async def timed(what: str, step: Any, t: float = t, name: str = name) -> None:
+                await step
+                parts[f"{name}_{what}"].append((time.perf_counter() - t) * 1000)
+
+            if name == "sequential":
+                await timed("write", svc.write_entries(session_id, [entry]))
+                await timed("read", svc.hot_context(session_id, npc))
+            else:
+                await asyncio.gather(timed("write", svc.write_entries(session_id, [entry])),
+                                     timed("read", svc.hot_context(session_id, npc)))
+            times[name].append((time.perf_counter() - t) * 1000)
+            svc.prefetch.clear(session_id)  # the next line starts cold, as a new topic does
+    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "max": round(max(v), 2),
+                   "n": len(v), "prefetch_in_flight": pending[name],
+                   **{w: {"p50": pct(parts[f"{name}_{w}"], 0.5),
+                          "p95": pct(parts[f"{name}_{w}"], 0.95)} for w in ("write", "read")}}
+            for name, v in times.items()}
+
+
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
     with Database(url, max_size=2) as db:
         cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
@@ -275,13 +360,22 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     engines = {p.name: TimedRecognizer(p.engine()) for p in paths}
     for timed in engines.values():
         timed.engine.load()
+    partial_engines = {}
+    for p in paths:
+        final = engines[p.name]
+        quick = final.engine.for_partials() if p.quick_partials else None
+        partial_engines[p.name] = TimedRecognizer(quick or final.engine, final.calls, "partial")
     tts.load()
     load_s = time.perf_counter() - t
+    if not args.no_freeze:
+        freeze_loaded()  # as `VoiceEngines.load` does in the service
     # the query encoder loads on the first search: warm it so turn 1 measures a turn
     await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
+    gc_pauses = GcPauses()
     per: dict[str, dict[str, list[float]]] = {
         p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "tail_s", "early", "wer",
-                                 "words", "lag")} for p in paths}
+                                 "words", "lag", "speech", "names", "name_misses")}
+        for p in paths}
     try:
         entities = list((await svc.names(cid)).entities.values())  # type: ignore[union-attr]
         by_name = {e.name: e for e in entities}
@@ -292,6 +386,14 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
         lines = pick_lines(all_names, args.lines, args.seed)[args.skip:]
+        if args.memory_step:
+            await memory_step(svc, session.id, npc, lines, 4)  # warm the caches
+            load_before = os.getloadavg()
+            got = await memory_step(svc, session.id, npc, lines, args.memory_step)
+            return {"bench": "voice_memory_step", "cpus": os.cpu_count(),
+                    "rounds": args.memory_step, "memory_ms": got,
+                    "load_avg_during": [round(x, 2) for x in load_before],
+                    "load_avg": [round(x, 2) for x in os.getloadavg()]}
         if args.memory_under_stt:
             await memory_under_stt(svc, session.id, npc, tts, lines, 1)  # warm the caches
             return {"bench": "voice_memory_under_stt", "cpus": os.cpu_count(),
@@ -305,7 +407,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                                  previous_text=path.previous_text)
             loop = VoiceLoop(svc, config, stt=engines[path.name],
                              chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
-                             sink=BufferSink())
+                             sink=BufferSink(), partial_stt=partial_engines[path.name])
             stop = asyncio.Event()
             watch = asyncio.create_task(loop_lag(lags, stop))
             [turn] = await loop.run(WavSource(audio, speaker_id="player", realtime=True))
@@ -319,6 +421,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         for path in paths:
             await answer(path, warm, [])
             engines[path.name].calls.clear()
+        gc.callbacks.append(gc_pauses)
         for i, (text, rate) in enumerate(lines):
             audio = tts.synthesize(text, length_scale=rate)
             order = paths if i % 2 == 0 else paths[::-1]  # neither path always goes first
@@ -332,12 +435,20 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                 tm = turn.timings
                 got["memory"].append(tm["hot_context"] - tm["transcript"])
                 got["write"].append(tm["l1_written"] - tm["transcript"])
-                got["hot"].append(tm["hot_context"] - tm["l1_written"])
+                # the read runs beside the write now (`hot_context_read`); it followed it
+                if "hot_context_read" in tm:
+                    got["hot"].append(tm["hot_context_read"] - tm["transcript"])
+                else:
+                    got["hot"].append(tm["hot_context"] - tm["l1_written"])
                 got["tail_s"].append(turn.tail_s)
                 got["early"].append(float(turn.early_final))
                 e, w = wer(text, turn.transcript.text)
                 got["wer"].append(e)
                 got["words"].append(w)
+                m, n = name_misses(text, turn.transcript.text, all_names)
+                got["name_misses"].append(m)
+                got["names"].append(n)
+                got["speech"].append(turn.speech_s)
                 got["lag"].extend(lags)
                 print(f"[{i + 1}/{len(lines)}] {path.name:14} {turn.speech_s:4.1f}s speech, "
                       f"transcript {tm['transcript']:6.0f} ms, memory "
@@ -346,6 +457,8 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         boosted = boosting(tts, engines[paths[0].name].engine, lines, boost, all_names) \
             if args.boosting else None
     finally:
+        if gc_pauses in gc.callbacks:
+            gc.callbacks.remove(gc_pauses)
         stub.close()
         await svc.close()
 
@@ -359,17 +472,26 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             "stages_ms": {s: p50_95(got[s]) for s in STAGES},
             "memory_ms": p50_95(got["memory"]), "write_ms": p50_95(got["write"]),
             "hot_context_ms": p50_95(got["hot"]),
-            "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s in calls]),
+            "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s, _ in calls]),
+            **{f"stt_rtf_{kind}": p50_95([took / max(audio_s, 1e-3)
+                                          for took, audio_s, k in calls if k == kind])
+               for kind in ("partial", "final")},
+            # all decoding an utterance cost, per second of it (passes, early final, final)
+            "stt_cpu_per_audio_s": round(sum(c[0] for c in calls)
+                                         / max(sum(got["speech"]), 1e-3), 3),
             "stt_calls": len(calls),
             "final_tail_s": p50_95(got["tail_s"]),
             "early_finals": int(sum(got["early"])),
             "wer": round(sum(got["wer"]) / max(sum(got["words"]), 1), 3),
+            "entity_error_rate": round(sum(got["name_misses"]) / max(sum(got["names"]), 1), 3),
+            "names": int(sum(got["names"])),
             "loop_lag_ms": {**p50_95(got["lag"]), "max": round(max(got["lag"], default=0), 2)},
         }
     return {
         "bench": "voice_loop", "lines": len(lines), "cpus": os.cpu_count(),
         "load_avg": [round(x, 2) for x in os.getloadavg()], "model_load_s": round(load_s, 2),
         "vad_end_silence_ms": 500, "partial_every_s": args.partial_every_s,
+        "gc": gc_pauses.report(), "gc_frozen": not args.no_freeze,
         "paths": report, "hotwords": {**boosted, "prompt": boost} if boosted else None,
     }
 
@@ -385,9 +507,13 @@ def main() -> None:
     ap.add_argument("--partial-every-s", type=float, default=1.0)
     ap.add_argument("--boosting", action="store_true",
                     help="also measure hotwords: each line transcribed with and without them")
+    ap.add_argument("--no-freeze", action="store_true",
+                    help="leave the loaded models in the garbage collector's sight")
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     ap.add_argument("--memory-under-stt", type=int, default=0, metavar="ROUNDS",
                     help="instead: the memory's share timed with and without decodes running")
+    ap.add_argument("--memory-step", type=int, default=0, metavar="ROUNDS",
+                    help="instead: the turn's memory step, sequential vs together")
     ap.add_argument("--window-study", type=Path, default=None, metavar="CORPUS",
                     help="instead: the encoder-window study on an STT corpus.jsonl "
                     "(bench/build_stt_corpus.py), tune and held-out halves")
@@ -430,11 +556,18 @@ def main() -> None:
         row(stage, lambda r, s=stage: r["stages_ms"][s])
     row("memory (write + hot context)", lambda r: r["memory_ms"])
     row("  write", lambda r: r["write_ms"])
-    row("  hot context", lambda r: r["hot_context_ms"])
+    row("  hot context (from the transcript)", lambda r: r["hot_context_ms"])
     row("STT real-time factor, per decode", lambda r: r["stt_rtf"])
+    row("  partial passes", lambda r: r["stt_rtf_partial"])
+    row("  finals (early or not)", lambda r: r["stt_rtf_final"])
     row("final decode's audio (s)", lambda r: r["final_tail_s"])
     row("event-loop lag (ms)", lambda r: r["loop_lag_ms"])
     print(f"{'WER':34}" + "".join(f"{result['paths'][n]['wer']!s:>22}" for n in names))
+    print(f"{'entity-name error rate':34}" + "".join(
+        f"{result['paths'][n]['entity_error_rate']!s:>22}" for n in names))
+    print(f"{'STT seconds per speech second':34}" + "".join(
+        f"{result['paths'][n]['stt_cpu_per_audio_s']!s:>22}" for n in names))
+    print(f"garbage collector during the turns: {result['gc']}")
     if result["hotwords"]:
         for label in ("plain", "boosted"):
             h = result["hotwords"][label]

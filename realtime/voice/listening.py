@@ -33,8 +33,8 @@ from realtime.voice.vad import EnergyVad, Utterance
 
 log = logging.getLogger(__name__)
 
-# (audio, rate, the utterance's words already committed before this audio)
-Transcribe = Callable[[np.ndarray, int, str], Awaitable[Transcript]]
+# (audio, rate, the utterance's words already committed before this audio, a partial pass?)
+Transcribe = Callable[[np.ndarray, int, str, bool], Awaitable[Transcript]]
 OnPartial = Callable[[str], Awaitable[None]]
 
 
@@ -84,7 +84,8 @@ class Listener:
         s = self.settings
         if s.streaming and self.vad.quiet_ms >= s.early_final_ms:
             if self._early is None:
-                self._early = (asyncio.create_task(self._tail(self.vad.speech_so_far(), rate)),
+                self._early = (asyncio.create_task(self._early_final(self.vad.speech_so_far(),
+                                                                     rate)),
                                self.vad.voiced_ms)
             return
         if self._early is not None and self.vad.quiet_ms < s.early_final_ms:
@@ -106,11 +107,11 @@ class Listener:
             stream = self._stream
             if self.settings.streaming and stream is not None:
                 window, offset = stream.window(samples)
-                heard = await self._transcribe(window, rate, stream.committed_text())
+                heard = await self._transcribe(window, rate, stream.committed_text(), True)
                 stream.update(heard, offset, len(samples) / rate)
                 text = stream.so_far()
             else:
-                text = (await self._transcribe(samples, rate, "")).text
+                text = (await self._transcribe(samples, rate, "", True)).text
             if text.strip():
                 await self._on_partial(text)
         except Exception:
@@ -121,10 +122,25 @@ class Listener:
         await self.drain()
         stream = self._stream
         if stream is None or not self.settings.streaming:
-            return await self._transcribe(samples, rate, ""), 0.0, len(samples) / rate
+            return await self._transcribe(samples, rate, "", False), 0.0, len(samples) / rate
         window, offset = stream.window(samples)
-        return (await self._transcribe(window, rate, stream.committed_text()), offset,
+        return (await self._transcribe(window, rate, stream.committed_text(), False), offset,
                 len(window) / rate)
+
+    async def _early_final(self, samples: np.ndarray, rate: int
+                           ) -> tuple[Transcript, float, float]:
+        """The tail decoded before the VAD closes, and its whole text sent on as a partial:
+        pre-fetch then starts on what is most likely the final transcript while the VAD's
+        hangover runs, so the turn's hot context finds it fetched instead of waiting for it."""
+        stream = self._stream
+        tail, offset, tail_s = await self._tail(samples, rate)
+        text = stream.final(tail, offset).text if stream is not None else tail.text
+        if text.strip():
+            try:
+                await self._on_partial(text)
+            except Exception:  # best effort, like any partial: the final stands without it
+                log.exception("pre-fetch on the early final failed")
+        return tail, offset, tail_s
 
     async def drain(self) -> None:
         """Wait for the partial in flight, if any (its errors are already logged)."""

@@ -7,8 +7,9 @@ utterance:
 1. its final transcript (with streaming, only the tail after the committed words is left,
    often decoded already), the campaign's names as hotwords, Whisper's word probabilities
    kept as `word_confidences`;
-2. `write_entries` (inline correction, the L1 write, pre-fetch on the corrected text);
-3. the tier for the turn (`select_tier`) and the hot context;
+2. at once: `write_entries` (inline correction, the L1 write, pre-fetch on the corrected
+   text) and the hot context, which has what pre-fetch brought from the partials and the
+   early final; then the tier for the turn (`select_tier`) on the corrected line;
 4. the LLM turn, streamed, offered the tier's memory tools, run through `call_tool`; up to
    `max_tool_rounds` rounds of calls before the model must answer;
 5. each finished sentence to TTS and the sink while the rest streams; the NPC's answer is
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from glyphoxa_pipelines.memory import NotFoundError, SessionStore
-from glyphoxa_pipelines.providers.speech import Transcript
+from glyphoxa_pipelines.providers.speech import SpeechToText, Transcript
 from realtime.hot_context import HotContext
 from realtime.schemas import EntryIn
 from realtime.service import MemoryService
@@ -126,10 +127,15 @@ class VoiceLoop:
         sink: AudioSink,
         summarizer: Summarizer | None = None,
         clock: Callable[[], float] = time.monotonic,
+        partial_stt: Recognizer | None = None,
     ) -> None:
         self.service = service
         self.config = config
         self.stt = stt
+        # partial passes on a cheaper setting of the same model (`for_partials`): they only
+        # guess, for pre-fetch and agreement; the final keeps the full setting
+        self.partial_stt = partial_stt or (
+            stt.for_partials() if isinstance(stt, SpeechToText) else None) or stt
         self.chat = chat
         self.tts = tts
         self.sink = sink
@@ -174,7 +180,8 @@ class VoiceLoop:
             self._speakers[speaker_id] = listener
         return listener
 
-    async def _transcribe(self, samples: np.ndarray, rate: int, context: str = "") -> Transcript:
+    async def _transcribe(self, samples: np.ndarray, rate: int, context: str = "",
+                          partial: bool = False) -> Transcript:
         """One decode on the STT worker. `context` (the utterance's words committed before
         this window) follows the names in Whisper's prompt, as its previous text: a window
         that starts mid-sentence is then decoded as the rest of that sentence."""
@@ -184,8 +191,9 @@ class VoiceLoop:
                                      if context else 0)
         if context:
             words = f"{words} {context}" if words else context
+        engine = self.partial_stt if partial else self.stt
         return await asyncio.get_running_loop().run_in_executor(
-            self._stt_pool, lambda: self.stt.transcribe(samples, rate, hotwords=words))
+            self._stt_pool, lambda: engine.transcribe(samples, rate, hotwords=words))
 
     async def _partial(self, text: str) -> None:
         await self.service.partial(self.config.session_id, text, self.config.npc_id)
@@ -237,7 +245,8 @@ class VoiceLoop:
                               utterance.seconds, timings, partials, words, heard.tail_s,
                               heard.early)
         key = f"voice-{uuid.uuid4().hex}"
-        written = await self.service.write_entries(cfg.session_id, [EntryIn(
+        first = self.service.turn_count(cfg.session_id, cfg.npc_id) == 0
+        entry_in = EntryIn(
             idempotency_key=key,
             text=transcript.text,
             speaker_id=utterance.speaker_id,
@@ -247,18 +256,31 @@ class VoiceLoop:
             spoken_at=datetime.now(UTC),
             duration_s=round(utterance.seconds, 3),
             word_confidences=[min(1.0, max(0.0, p)) for p in transcript.word_confidences],
-        )])
-        timings["l1_written"] = since()
+        )
+
+        async def write() -> dict[str, Any]:
+            done = await self.service.write_entries(cfg.session_id, [entry_in])
+            timings["l1_written"] = since()
+            return done
+
+        async def read() -> HotContext:
+            got = await self.service.hot_context(cfg.session_id, cfg.npc_id)
+            timings["hot_context_read"] = since()
+            return got
+
+        # The L1 write and the hot context at once, on two pooled connections: the line
+        # itself reaches the model as this turn's message, not through the context's recent
+        # lines, and pre-fetch on it began with the early final (`listening.py`), so the read
+        # need not wait for the write.
+        written, context = await asyncio.gather(write(), read())
+        timings["hot_context"] = since()
         entry = written["entries"][0]
         self.context.add("player", entry["text"], speaker_id=utterance.speaker_id,
                          speaker_name=utterance.speaker_name or utterance.speaker_id,
                          npc_id=cfg.npc_id, idempotency_key=key, in_l1=True)
         self._heard = [*self._heard[-9:], entry["text"]]
-        first = self.service.turn_count(cfg.session_id, cfg.npc_id) == 0
         decision = select_tier(utterance=entry["text"], dm_override=cfg.tier, first_turn=first)
-        context = await self.service.hot_context(cfg.session_id, cfg.npc_id)
         self._scene = _scene_ids(context)
-        timings["hot_context"] = since()
         speaker = Speaker(self.tts, self.sink)
         speaker.start()
         reply, outcomes, first_token = await self._answer(context, decision.tier, speaker,

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from realtime.voice.dave import FrameDecryptor, PassThrough
+
 FRAME_S = 0.02
 STEREO_FRAME_BYTES = 960 * 2 * 2  # 20 ms of 48 kHz stereo 16-bit PCM
 
@@ -87,6 +89,7 @@ class ReceiveStats:
     held: int = 0  # arrived before their SSRC was mapped, decoded later
     unmapped_dropped: int = 0
     silence_frames: int = 0
+    undecryptable: int = 0  # the end-to-end layer (DAVE) refused: dropped like a lost one
 
 
 @dataclass
@@ -105,9 +108,11 @@ FILL_AFTER_S = 3 * FRAME_S  # packets this late are silence (a jittered one is n
 class PacketReceiver:
     """Packets in (any thread, one at a time), per-user PCM out to `writer`."""
 
-    def __init__(self, writer: PcmWriter, *, hold_packets: int = 50, fill_s: float = 1.0) -> None:
+    def __init__(self, writer: PcmWriter, *, hold_packets: int = 50, fill_s: float = 1.0,
+                 decryptor: FrameDecryptor | None = None) -> None:
         ensure_opus()
         self.writer = writer
+        self.decryptor = decryptor or PassThrough()  # DAVE's place: `dave.py`
         self.hold_packets = hold_packets
         self.fill_s = fill_s
         self.users: dict[int, Speaker] = {}
@@ -157,16 +162,23 @@ class PacketReceiver:
         return self._streams[ssrc]
 
     def _decode(self, stream: _Stream, user: Speaker, packet: OpusPacket) -> bool:
+        step = None
         if stream.last_sequence is not None:
             step = (packet.sequence - stream.last_sequence) % 65_536
             if step == 0 or step > 32_768:  # a duplicate, or behind the last one
                 self.stats.late += 1
                 return False
-            if step - 1 <= MAX_CONCEALED:  # frames the silence fill wrote are not lost
-                for _ in range(step - 1 - round(stream.filled_s / FRAME_S)):
-                    self.stats.concealed += 1
-                    self.writer.write(user, stream.decoder.decode(None))
+        # the end-to-end layer, per user: after the mapping, before the decoder; a frame it
+        # refuses is a lost one (the next packet's gap conceals it)
+        payload = self.decryptor.decrypt(user.id, packet.payload)
+        if payload is None:
+            self.stats.undecryptable += 1
+            return False
+        if step is not None and step - 1 <= MAX_CONCEALED:  # fill's frames are not lost
+            for _ in range(step - 1 - round(stream.filled_s / FRAME_S)):
+                self.stats.concealed += 1
+                self.writer.write(user, stream.decoder.decode(None))
         stream.last_sequence = packet.sequence
         self.stats.decoded += 1
-        self.writer.write(user, stream.decoder.decode(packet.payload))
+        self.writer.write(user, stream.decoder.decode(payload))
         return True

@@ -151,3 +151,21 @@ async def test_discord_playback_and_receive_adapters() -> None:
     got = [f async for f in source.frames()]
     assert len(got) == 1 and got[0].speaker_id == "42" and got[0].speaker_name == "Ana"
     assert got[0].sample_rate == 48_000 and len(got[0].samples) == 960
+
+
+def test_partial_passes_use_a_shorter_window_of_the_same_model(stt: Any, tts: Any) -> None:
+    from glyphoxa_pipelines.providers.speech import SpeechToText
+    from realtime.voice.loop import VoiceConfig, VoiceLoop
+
+    partial = stt.for_partials()
+    assert partial.load() is stt.load()  # one model in memory, two settings
+    assert partial.min_encoder_pad_s == 3.0 and not partial.fallback_full_window
+    assert stt.fallback_full_window and stt.min_encoder_pad_s is None
+    assert SpeechToText().for_partials() is None  # faster-whisper's own window: nothing to cut
+    clip = tts.synthesize("Grimjaw, good morning.")
+    heard = partial.transcribe(clip.samples, clip.sample_rate, hotwords="Grimjaw").text
+    assert "morning" in heard.lower()
+    unused: Any = None
+    loop = VoiceLoop(unused, VoiceConfig("s", "npc"), stt=stt, chat=unused, tts=unused,
+                     sink=unused)
+    assert loop.partial_stt is not stt and loop.partial_stt.min_encoder_pad_s == 3.0

@@ -84,7 +84,8 @@ class ScriptedRecognizer:
         self.windows: list[tuple[float, float]] = []
         self.contexts: list[str] = []
 
-    async def __call__(self, samples: np.ndarray, rate: int, context: str) -> Transcript:
+    async def __call__(self, samples: np.ndarray, rate: int, context: str,
+                       partial: bool = False) -> Transcript:
         self.contexts.append(context)
         loud = np.flatnonzero(samples)
         if len(loud) == 0:
@@ -131,6 +132,24 @@ async def test_streaming_leaves_only_the_tail_and_uses_the_early_final() -> None
     assert heard.tail_s < 1.5  # of a 3 s utterance
     # a window after a cut is decoded with the words committed before it as its context
     assert recognizer.contexts[-1].startswith("Thaldrin tell me")
+
+
+async def test_the_early_final_starts_pre_fetch_before_the_vad_closes() -> None:
+    recognizer = ScriptedRecognizer()
+    partials: list[tuple[str, bool]] = []
+    listener = Listener(EnergyVad(), recognizer, lambda text: _note(partials, text, listener),
+                        ListenSettings(partial_every_s=0.5))
+    audio, step = speech_stream(), RATE // 50
+    for i in range(0, len(audio), step):
+        if listener.feed(AudioFrame(audio[i:i + step], RATE, "ana")) is not None:
+            break
+        await asyncio.sleep(0)
+    # the whole final text went to pre-fetch while the utterance was still open
+    assert (" ".join(WORDS), True) in partials
+
+
+async def _note(partials: list[tuple[str, bool]], text: str, listener: Listener) -> None:
+    partials.append((text, listener.vad.active))
 
 
 async def test_whole_mode_transcribes_the_utterance_once_it_ends() -> None:

@@ -10,7 +10,7 @@ before, keeping the lowest probability: one unsure piece makes the word unsure.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,12 @@ from glyphoxa_pipelines.providers.speech.transcript import Transcript, Transcrip
 from glyphoxa_pipelines.providers.speech.whisper_window import decode_short
 
 __all__ = ["Transcript", "TranscriptWord", "join_words", "SpeechToText", "SpeechModelMissing",
-           "bundled_whisper_path", "resample", "WHISPER_RATE", "LIVE_ENCODER_PAD_S"]
+           "bundled_whisper_path", "resample", "WHISPER_RATE", "LIVE_ENCODER_PAD_S",
+           "PARTIAL_MIN_PAD_S"]
 
 WHISPER_RATE = 16_000
 LIVE_ENCODER_PAD_S = 12.0  # chosen on the STT corpus tune half, docs/DESIGN.md
+PARTIAL_MIN_PAD_S = 3.0  # partial passes: padding as long as the audio, at least this
 
 
 class SpeechModelMissing(RuntimeError):
@@ -65,6 +67,12 @@ class SpeechToText:
     the utterance plus that much silence instead of 30 s (`whisper_window`), falling back to
     the standard window when that decode looks like a loop. None keeps faster-whisper's own
     decoding, which the speech corpora were built with.
+
+    `min_encoder_pad_s` set (the live loop's partial passes): the padding is as long as the
+    audio, between that and `encoder_pad_s`: a fixed 12 s made a 1 s window pay for 13 s of
+    encoder, the slowest decodes per second of audio. `fallback_full_window=False` (partials
+    too): a decode that looks like a loop gives an empty transcript instead of a 30 s decode;
+    a partial is a guess that the next pass or the final replaces.
     """
 
     model_path: Path | None = None
@@ -74,6 +82,8 @@ class SpeechToText:
     beam_size: int = 1
     language: str = "en"
     encoder_pad_s: float | None = None
+    min_encoder_pad_s: float | None = None
+    fallback_full_window: bool = True
     _model: Any = field(default=None, repr=False)
 
     def load(self) -> Any:
@@ -96,6 +106,15 @@ class SpeechToText:
             )
         return self._model
 
+    def for_partials(self) -> SpeechToText | None:
+        """This engine as the live loop's partial passes run it, sharing the loaded model:
+        padding as long as the window (at least `PARTIAL_MIN_PAD_S`) and no 30 s fallback.
+        None without a short window (faster-whisper's own decoding has no padding to cut)."""
+        if self.encoder_pad_s is None:
+            return None
+        return replace(self, min_encoder_pad_s=PARTIAL_MIN_PAD_S, fallback_full_window=False,
+                       _model=self.load())
+
     def transcribe(
         self,
         samples: np.ndarray,
@@ -107,10 +126,15 @@ class SpeechToText:
         model = self.load()
         audio = resample(samples, sample_rate)
         if self.encoder_pad_s is not None:
-            short = decode_short(model, audio, pad_s=self.encoder_pad_s, hotwords=hotwords,
+            pad = self.encoder_pad_s
+            if self.min_encoder_pad_s is not None:
+                pad = min(pad, max(self.min_encoder_pad_s, len(audio) / WHISPER_RATE))
+            short = decode_short(model, audio, pad_s=pad, hotwords=hotwords,
                                  language=self.language)
             if short is not None:
                 return short
+            if not self.fallback_full_window:
+                return Transcript("")
         segments, _info = model.transcribe(
             audio,
             language=self.language,
