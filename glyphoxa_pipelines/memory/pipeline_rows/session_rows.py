@@ -130,10 +130,12 @@ def session_staleness_op(
               (SELECT count(*) FROM chunks c WHERE c.session_id = s.id
                   AND c.chunker_version <> %(chv)s) AS old_chunks,
               (SELECT count(*) FROM chunks c WHERE c.session_id = s.id
-                  AND NOT EXISTS (SELECT 1 FROM chunk_embeddings ce WHERE ce.chunk_id = c.id
+                  AND NOT EXISTS (SELECT 1 FROM chunk_embeddings ce
+                                  WHERE ce.campaign_id = c.campaign_id AND ce.chunk_id = c.id
                                   AND ce.model = %(m)s)) AS unembedded,
               (SELECT count(*) FROM session_entries e WHERE e.session_id = s.id
-                  AND NOT EXISTS (SELECT 1 FROM entry_embeddings ee WHERE ee.entry_id = e.id
+                  AND NOT EXISTS (SELECT 1 FROM entry_embeddings ee
+                                  WHERE ee.campaign_id = e.campaign_id AND ee.entry_id = e.id
                                   AND ee.model = %(m)s)) AS unembedded_turns,
               (SELECT count(*) FROM relationships r WHERE r.session_id = s.id
                   AND r.provenance = 'extracted' AND r.rel_type <> 'appears_in'
