@@ -23,8 +23,9 @@ def session_info_op(session_id: str) -> Op:
                   coalesce(extract(epoch FROM max(e.spoken_at
                       + make_interval(secs => e.duration_s)) - min(e.spoken_at)), 0)
                       AS duration_s
-           FROM sessions s LEFT JOIN session_entries e ON e.session_id = s.id
-           WHERE s.id = %s GROUP BY s.id""",
+           FROM sessions s
+           LEFT JOIN session_entries e ON e.campaign_id = s.campaign_id AND e.session_id = s.id
+           WHERE s.id = %s GROUP BY s.campaign_id, s.id""",
         (session_id,),
     )
     if row is None:
