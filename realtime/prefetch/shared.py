@@ -8,6 +8,11 @@ the in-flight reservation included, is also written to the UNLOGGED `realtime_pr
 (migration 023) in the background, and before a hot context the worker pulls the session's
 rows it lacks, waiting a moment for fetches another worker still has in flight, as it waits
 for its own. The table lives on the primary: standbys cannot read unlogged tables.
+
+The pull waits only for another worker's young reservations: made within the pre-fetch wait
+and not done. Its own reservations (even those its cache has evicted) are the reader's to wait
+for, and a reservation older than the wait is a fetch the reader would not have waited for
+either (or one whose fetch is gone: a failed fetch publishes an empty, finished entry).
 """
 
 from __future__ import annotations
@@ -115,9 +120,23 @@ class SharedPrefetch:
         self.poll_s = poll_s
         self.stats = {"published": 0, "pulled": 0, "waited_ms": 0.0, "errors": 0}
         self._publishing: dict[str, set[asyncio.Future[None]]] = {}
+        # (kind, key, viewer) of this worker's reservations still in flight, per session.
+        self._reserved: dict[str, set[tuple[str, str, str]]] = {}
         cache.on_put = self._published
 
+    def _track(self, session_id: str, item: Prefetched) -> None:
+        key = (item.trigger.kind, item.trigger.key, item.viewer)
+        if item.meta.get("pending"):
+            self._reserved.setdefault(session_id, set()).add(key)
+            return
+        mine = self._reserved.get(session_id)
+        if mine is not None:
+            mine.discard(key)
+            if not mine:
+                del self._reserved[session_id]
+
     def _published(self, session_id: str, item: Prefetched) -> None:
+        self._track(session_id, item)
         campaign_id = self._campaigns.known(session_id)  # pre-fetch ran: it is known
         if campaign_id is None or self._db.degraded:
             return
@@ -152,9 +171,18 @@ class SharedPrefetch:
             self.stats["errors"] += 1
             log.debug("pre-fetch publish failed", exc_info=True)
 
+    def _awaited(self, session_id: str, row: dict[str, Any], item: Prefetched) -> bool:
+        """A pending row worth waiting for: another worker's, reserved within the wait, and
+        not here yet."""
+        if row["age_s"] > self.wait_s:
+            return False
+        key = (item.trigger.kind, item.trigger.key, item.viewer)
+        return key not in self._reserved.get(session_id, ()) and not self._cache.has(
+            session_id, item)
+
     async def pull(self, campaign_id: str, session_id: str) -> int:
-        """Take the session's entries other workers fetched; wait up to `wait_s` for ones
-        they still have in flight. How many entries were taken."""
+        """Take the session's entries other workers fetched; wait up to `wait_s` for young
+        ones they still have in flight. How many entries were taken."""
         start = time.monotonic()
         taken = 0
         while True:
@@ -167,7 +195,7 @@ class SharedPrefetch:
             for row in rows:
                 item = row_item(row, now)
                 if row["pending"]:
-                    waiting = waiting or not self._cache.has(session_id, item)
+                    waiting = waiting or self._awaited(session_id, row, item)
                 elif self._cache.merge(session_id, item):
                     taken += 1
             if not waiting or now - start >= self.wait_s:
@@ -178,6 +206,7 @@ class SharedPrefetch:
         return taken
 
     async def clear(self, campaign_id: str, session_id: str) -> None:
+        self._reserved.pop(session_id, None)
         with contextlib.suppress(DatabaseUnavailableError):  # else they expire on their own
             await self._db.run(_clear_op(campaign_id, session_id), transaction=False)
 
