@@ -21,9 +21,11 @@ import asyncio
 import contextlib
 import logging
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+from cachetools import LRUCache
 from psycopg.types.json import Jsonb
 
 from glyphoxa_pipelines.db import DatabaseUnavailableError
@@ -53,11 +55,17 @@ ON CONFLICT (campaign_id, session_id, kind, key_hash, viewer) DO UPDATE
  WHERE p.pending OR NOT EXCLUDED.pending
 """
 
+# The rows changed since `since` (all of them when NULL), and the server's clock: the next
+# pull of the session asks only for what changed after it. A session's table rows pile up
+# over a turn's TTL; taking all of them on every hot context cost more than the pull saves.
+# `n.now` comes back on a row of its own even when nothing changed (kind NULL).
 _PULL = """
-SELECT kind, key, viewer, surface, memories, pending, elapsed_ms,
-       extract(epoch FROM clock_timestamp() - fetched_at)::float8 AS age_s
-  FROM realtime_prefetch
- WHERE campaign_id = %(c)s AND session_id = %(s)s AND expires_at > clock_timestamp()
+SELECT n.now, p.* FROM (SELECT clock_timestamp() AS now) n LEFT JOIN LATERAL (
+    SELECT kind, key, viewer, surface, memories, pending, elapsed_ms,
+           extract(epoch FROM n.now - fetched_at)::float8 AS age_s
+      FROM realtime_prefetch
+     WHERE campaign_id = %(c)s AND session_id = %(s)s AND expires_at > n.now
+       AND fetched_at > coalesce(%(since)s, '-infinity'::timestamptz)) p ON true
 """
 
 _CLEAR = "DELETE FROM realtime_prefetch WHERE campaign_id = %(c)s AND session_id = %(s)s"
@@ -79,8 +87,9 @@ def _publish_op(campaign_id: str, session_id: str, item: Prefetched, ttl_s: floa
     return count
 
 
-def _pull_op(campaign_id: str, session_id: str) -> Op[list[dict[str, Any]]]:
-    rows = yield fetch_all(_PULL, {"c": campaign_id, "s": session_id})
+def _pull_op(campaign_id: str, session_id: str, since: datetime | None
+             ) -> Op[list[dict[str, Any]]]:
+    rows = yield fetch_all(_PULL, {"c": campaign_id, "s": session_id, "since": since})
     return rows
 
 
@@ -122,6 +131,10 @@ class SharedPrefetch:
         self._publishing: dict[str, set[asyncio.Future[None]]] = {}
         # (kind, key, viewer) of this worker's reservations still in flight, per session.
         self._reserved: dict[str, set[tuple[str, str, str]]] = {}
+        # Per session, the server time from which the next pull reads changed rows: the last
+        # pull's clock less the publish time limit, so a publish that began before that pull
+        # and committed after it is still read.
+        self._since: LRUCache[str, datetime] = LRUCache(maxsize=cache.max_sessions)
         cache.on_put = self._published
 
     def _track(self, session_id: str, item: Prefetched) -> None:
@@ -185,14 +198,21 @@ class SharedPrefetch:
         ones they still have in flight. How many entries were taken."""
         start = time.monotonic()
         taken = 0
+        lag = timedelta(seconds=self._db.timeout_s)
         while True:
             try:
-                rows = await self._db.run(_pull_op(campaign_id, session_id), transaction=False)
+                rows = await self._db.run(
+                    _pull_op(campaign_id, session_id, self._since.get(session_id)),
+                    transaction=False)
             except DatabaseUnavailableError:
                 return taken
             now = time.monotonic()
             waiting = False
+            if rows:
+                self._since[session_id] = rows[0]["now"] - lag
             for row in rows:
+                if row["kind"] is None:
+                    continue
                 item = row_item(row, now)
                 if row["pending"]:
                     waiting = waiting or self._awaited(session_id, row, item)
@@ -207,6 +227,7 @@ class SharedPrefetch:
 
     async def clear(self, campaign_id: str, session_id: str) -> None:
         self._reserved.pop(session_id, None)
+        self._since.pop(session_id, None)
         with contextlib.suppress(DatabaseUnavailableError):  # else they expire on their own
             await self._db.run(_clear_op(campaign_id, session_id), transaction=False)
 
