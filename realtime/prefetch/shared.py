@@ -56,8 +56,8 @@ ON CONFLICT (campaign_id, session_id, kind, key_hash, viewer) DO UPDATE
 """
 
 # The rows changed since `since` (all of them when NULL), and the server's clock: the next
-# pull of the session asks only for what changed after it. A session's table rows pile up
-# over a turn's TTL; taking all of them on every hot context cost more than the pull saves.
+# pull of the session asks only for what changed after it. A session's rows pile up over the
+# cache's TTL; taking all of them on every hot context re-merged them into the capped cache.
 # `n.now` comes back on a row of its own even when nothing changed (kind NULL).
 _PULL = """
 SELECT n.now, p.* FROM (SELECT clock_timestamp() AS now) n LEFT JOIN LATERAL (
