@@ -225,7 +225,8 @@ def chunk_turns_op(
         # A correlated subquery, not a LEFT JOIN: the planner overestimates the turn range
         # join (~20,000 rows for ~300) and would hash-join a scan of the whole table.
         similarity = """(SELECT 1 - (x.embedding <=> %(v)s::vector) FROM entry_embeddings x
-                           WHERE x.entry_id = e.id AND x.model = %(m)s)"""
+                           WHERE x.campaign_id = e.campaign_id AND x.entry_id = e.id
+                             AND x.model = %(m)s)"""
         params: dict[str, Any] = {"ids": list(chunk_ids), "v": Vector(vec), "m": model}
     else:
         similarity = "NULL::float8"

@@ -75,7 +75,8 @@ class CampaignStore:
         missing = yield fetch_one(
             """SELECT count(*) AS n FROM chunks c
                WHERE c.campaign_id = %s AND NOT EXISTS (
-                   SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = c.id AND e.model = %s)""",
+                   SELECT 1 FROM chunk_embeddings e
+                   WHERE e.campaign_id = c.campaign_id AND e.chunk_id = c.id AND e.model = %s)""",
             (campaign_id, model),
         )
         if missing["n"]:

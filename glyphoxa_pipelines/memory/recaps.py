@@ -25,7 +25,7 @@ def save_summary_op(summary: SessionSummary) -> Op[SessionSummary]:
     row = yield fetch_one(
         """INSERT INTO session_summaries (session_id, campaign_id, summary, key_points, method)
            VALUES (%s, %s, %s, %s::jsonb, %s)
-           ON CONFLICT (session_id) DO UPDATE SET summary = EXCLUDED.summary,
+           ON CONFLICT (campaign_id, session_id) DO UPDATE SET summary = EXCLUDED.summary,
                key_points = EXCLUDED.key_points, method = EXCLUDED.method,
                created_at = now()
            RETURNING *""",
@@ -84,7 +84,7 @@ class RecapStore:
         row = yield fetch_one(
             """INSERT INTO recaps (session_id, campaign_id, text, audio_path, method)
                VALUES (%s, %s, %s, %s, %s)
-               ON CONFLICT (session_id) DO UPDATE SET text = EXCLUDED.text,
+               ON CONFLICT (campaign_id, session_id) DO UPDATE SET text = EXCLUDED.text,
                    audio_path = EXCLUDED.audio_path, method = EXCLUDED.method,
                    created_at = now()
                RETURNING *""",

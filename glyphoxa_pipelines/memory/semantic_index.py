@@ -153,7 +153,7 @@ class SemanticIndex:
                VALUES (%(id)s, %(campaign_id)s, %(session_id)s, %(seq)s, %(text)s, %(speakers)s,
                    %(entity_ids)s, %(topic)s, %(first_entry_id)s, %(last_entry_id)s,
                    %(start_at)s, %(end_at)s, %(token_count)s, %(chunker_version)s)
-               ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text,
+               ON CONFLICT (campaign_id, id) DO UPDATE SET text = EXCLUDED.text,
                    speakers = EXCLUDED.speakers, entity_ids = EXCLUDED.entity_ids,
                    topic = EXCLUDED.topic, first_entry_id = EXCLUDED.first_entry_id,
                    last_entry_id = EXCLUDED.last_entry_id, start_at = EXCLUDED.start_at,
@@ -173,7 +173,8 @@ class SemanticIndex:
         n = yield execute_many(
             """INSERT INTO chunk_embeddings (chunk_id, model, campaign_id, session_id, embedding)
                SELECT c.id, %s, c.campaign_id, c.session_id, %s FROM chunks c WHERE c.id = %s
-               ON CONFLICT (chunk_id, model) DO UPDATE SET embedding = EXCLUDED.embedding,
+               ON CONFLICT (campaign_id, chunk_id, model)
+               DO UPDATE SET embedding = EXCLUDED.embedding,
                    created_at = now()""",
             [(model, vec, cid) for cid, vec in vectors],
         )
@@ -215,7 +216,11 @@ class SemanticIndex:
         new_text = {c.id: c.text for c in chunks}
         stale = [r["id"] for r in changed if new_text.get(r["id"]) != r["text"]]
         if stale:
-            yield execute("DELETE FROM chunk_embeddings WHERE chunk_id = ANY(%s)", (stale,))
+            yield execute(
+                """DELETE FROM chunk_embeddings e USING chunks c
+                   WHERE c.id = ANY(%s) AND e.campaign_id = c.campaign_id AND e.chunk_id = c.id""",
+                (stale,),
+            )
         n = yield from self._upsert_chunks_op(chunks)
         return n
 
@@ -254,7 +259,8 @@ class SemanticIndex:
                SELECT %s, %s, e.id, e.campaign_id, e.session_id FROM session_entries e
                WHERE e.id = %s AND (%s::text IS NULL OR e.text = %s)
                FOR SHARE OF e
-               ON CONFLICT (entry_id, model) DO UPDATE SET embedding = EXCLUDED.embedding,
+               ON CONFLICT (campaign_id, entry_id, model)
+               DO UPDATE SET embedding = EXCLUDED.embedding,
                    created_at = now()""",
             [(m, v, eid, t, t) for m, v, eid, t in rows],
         )
@@ -278,7 +284,8 @@ class SemanticIndex:
                 WHERE (%(c)s::text IS NULL OR c.campaign_id = %(c)s)
                   AND (%(s)s::text IS NULL OR c.session_id = %(s)s)
                   AND NOT EXISTS (SELECT 1 FROM chunk_embeddings e
-                                  WHERE e.chunk_id = c.id AND e.model = %(m)s)
+                                  WHERE e.campaign_id = c.campaign_id AND e.chunk_id = c.id
+                                    AND e.model = %(m)s)
                 ORDER BY c.session_id, c.seq""",
             {"c": campaign_id, "s": session_id, "m": model},
         )
@@ -294,7 +301,8 @@ class SemanticIndex:
                FROM session_entries e
                WHERE e.session_id = %(s)s
                  AND NOT EXISTS (SELECT 1 FROM entry_embeddings x
-                                 WHERE x.entry_id = e.id AND x.model = %(m)s)
+                                 WHERE x.campaign_id = e.campaign_id AND x.entry_id = e.id
+                                   AND x.model = %(m)s)
                ORDER BY e.spoken_at, e.id""",
             {"s": session_id, "m": model},
         )
@@ -343,9 +351,10 @@ class SemanticIndex:
                 x is not None for x in (speaker, entity_ids, after, before, listener)
             )
             scan = (
-                sql.SQL("chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id WHERE {}").format(
-                    filters
-                )
+                sql.SQL(
+                    "chunk_embeddings e JOIN chunks c"
+                    " ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id WHERE {}"
+                ).format(filters)
                 if chunk_filter
                 else sql.SQL(
                     "chunk_embeddings e WHERE e.model = {model} AND e.campaign_id = %(c)s"
@@ -356,13 +365,15 @@ class SemanticIndex:
                 """WITH candidates AS MATERIALIZED (
                        SELECT e.chunk_id, {distance} AS distance FROM {scan}
                        ORDER BY distance, e.chunk_id LIMIT %(k)s)
-                   SELECT {cols}, x.distance FROM candidates x JOIN chunks c ON c.id = x.chunk_id
+                   SELECT {cols}, x.distance FROM candidates x
+                   JOIN chunks c ON c.campaign_id = %(c)s AND c.id = x.chunk_id
                    ORDER BY x.distance, c.id"""
             ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, scan=scan)
         elif ef_search is None:
             query = sql.SQL(
                 """SELECT {cols}, {distance} AS distance
-                   FROM chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id
+                   FROM chunk_embeddings e
+                   JOIN chunks c ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id
                    WHERE {filters}
                    ORDER BY {distance} LIMIT %(k)s"""
             ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
@@ -374,7 +385,8 @@ class SemanticIndex:
                 """WITH cfg AS MATERIALIZED (
                        SELECT set_config('hnsw.ef_search', %(ef)s, true) AS ef)
                    SELECT {cols}, {distance} AS distance
-                   FROM chunk_embeddings e JOIN chunks c ON c.id = e.chunk_id
+                   FROM chunk_embeddings e
+                   JOIN chunks c ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id
                    WHERE {filters} AND (SELECT ef FROM cfg) IS NOT NULL
                    ORDER BY {distance} LIMIT %(k)s"""
             ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)

@@ -36,6 +36,19 @@ ENTRY_COLUMNS = (
     "corrector_version"
 )
 _ROLES = ("dm", "player", "npc", "system")
+# First key of the two-key advisory lock that serialises creating a session id (the second is
+# the id's hash); the migration runner's lock is a one-key lock, a separate space.
+_SESSION_ID_LOCK = 0x676C79
+
+
+def claim_session_ids_op(session_ids: Sequence[str]) -> Op[None]:
+    """Hold, until the transaction ends, the right to create these session ids. Session ids
+    are unique across campaigns (Dagster partition keys, every API path), but the table's key
+    is (campaign_id, id) so a sharded store can hold it (migration 024): every writer of
+    sessions takes this lock, then looks, then inserts. Sorted, so two writers never wait on
+    each other in a circle."""
+    for sid in sorted(set(session_ids)):
+        yield fetch_one("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_SESSION_ID_LOCK, sid))
 
 
 def validate_entry(entry: NewEntry) -> None:
@@ -98,7 +111,7 @@ FROM sessions s,
         corrector_version, ord)
 WHERE s.id = %s
 ORDER BY x.ord
-ON CONFLICT (session_id, idempotency_key) DO NOTHING
+ON CONFLICT (campaign_id, session_id, idempotency_key) DO NOTHING
 RETURNING {ENTRY_COLUMNS}
 """
 
@@ -172,17 +185,18 @@ class SessionStore:
         sid = session_id or f"{campaign_id}-{secrets.token_hex(4)}"
         if "," in sid or not sid.strip():
             raise InvalidInputError(f"session id {sid!r} must be a non-empty slug without commas")
-        row = yield fetch_one(
-            """INSERT INTO sessions (id, campaign_id, title, status, started_at, ended_at)
-               VALUES (%s, %s, %s, %s, coalesce(%s, now()),
-                       CASE WHEN %s = 'ended' THEN coalesce(%s, now()) END)
-               ON CONFLICT (id) DO NOTHING RETURNING *""",
-            (sid, campaign_id, title, status, started_at, status, started_at),
-        )
+        yield from claim_session_ids_op([sid])
+        row = yield fetch_one("SELECT * FROM sessions WHERE id = %s", (sid,))
         if row is None:
-            row = yield fetch_one("SELECT * FROM sessions WHERE id = %s", (sid,))
-            if row["campaign_id"] != campaign_id:
-                raise InvalidInputError(f"session id {sid!r} belongs to another campaign")
+            row = yield fetch_one(
+                """INSERT INTO sessions (id, campaign_id, title, status, started_at, ended_at)
+                   VALUES (%s, %s, %s, %s, coalesce(%s, now()),
+                           CASE WHEN %s = 'ended' THEN coalesce(%s, now()) END)
+                   ON CONFLICT (campaign_id, id) DO NOTHING RETURNING *""",
+                (sid, campaign_id, title, status, started_at, status, started_at),
+            )
+        if row["campaign_id"] != campaign_id:
+            raise InvalidInputError(f"session id {sid!r} belongs to another campaign")
         return from_row(Session, row)
 
     @operation
@@ -240,8 +254,9 @@ class SessionStore:
             return from_row(Entry, rows[0])
         row = yield fetch_one(
             f"SELECT {ENTRY_COLUMNS} FROM session_entries "
-            "WHERE session_id = %s AND idempotency_key = %s",
-            (session_id, entry.idempotency_key),
+            "WHERE campaign_id = (SELECT campaign_id FROM sessions WHERE id = %s)"
+            " AND session_id = %s AND idempotency_key = %s",
+            (session_id, session_id, entry.idempotency_key),
         )
         if row is None:
             raise NotFoundError(f"unknown session {session_id!r}")

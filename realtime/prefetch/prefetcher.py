@@ -120,10 +120,10 @@ class Prefetcher:
                     for k, r in enumerate(found.results)
                 ]
         except DatabaseUnavailableError:
-            return
+            memories = []  # the reservation ends empty, so no worker waits for it
         except Exception:  # noqa: BLE001 - a failed guess must never hurt the turn
             log.exception("pre-fetch %s failed", trig)
-            return
+            memories = []
         self.cache.put(
             session_id,
             Prefetched(trig, view, memories, time.monotonic(),

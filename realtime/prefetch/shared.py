@@ -8,6 +8,11 @@ the in-flight reservation included, is also written to the UNLOGGED `realtime_pr
 (migration 023) in the background, and before a hot context the worker pulls the session's
 rows it lacks, waiting a moment for fetches another worker still has in flight, as it waits
 for its own. The table lives on the primary: standbys cannot read unlogged tables.
+
+The pull waits only for another worker's young reservations: made within the pre-fetch wait
+and not done. Its own reservations (even those its cache has evicted) are the reader's to wait
+for, and a reservation older than the wait is a fetch the reader would not have waited for
+either (or one whose fetch is gone: a failed fetch publishes an empty, finished entry).
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ import asyncio
 import contextlib
 import logging
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+from cachetools import LRUCache
 from psycopg.types.json import Jsonb
 
 from glyphoxa_pipelines.db import DatabaseUnavailableError
@@ -48,11 +55,17 @@ ON CONFLICT (campaign_id, session_id, kind, key_hash, viewer) DO UPDATE
  WHERE p.pending OR NOT EXCLUDED.pending
 """
 
+# The rows changed since `since` (all of them when NULL), and the server's clock: the next
+# pull of the session asks only for what changed after it. A session's rows pile up over the
+# cache's TTL; taking all of them on every hot context re-merged them into the capped cache.
+# `n.now` comes back on a row of its own even when nothing changed (kind NULL).
 _PULL = """
-SELECT kind, key, viewer, surface, memories, pending, elapsed_ms,
-       extract(epoch FROM clock_timestamp() - fetched_at)::float8 AS age_s
-  FROM realtime_prefetch
- WHERE campaign_id = %(c)s AND session_id = %(s)s AND expires_at > clock_timestamp()
+SELECT n.now, p.* FROM (SELECT clock_timestamp() AS now) n LEFT JOIN LATERAL (
+    SELECT kind, key, viewer, surface, memories, pending, elapsed_ms,
+           extract(epoch FROM n.now - fetched_at)::float8 AS age_s
+      FROM realtime_prefetch
+     WHERE campaign_id = %(c)s AND session_id = %(s)s AND expires_at > n.now
+       AND fetched_at > coalesce(%(since)s, '-infinity'::timestamptz)) p ON true
 """
 
 _CLEAR = "DELETE FROM realtime_prefetch WHERE campaign_id = %(c)s AND session_id = %(s)s"
@@ -74,8 +87,9 @@ def _publish_op(campaign_id: str, session_id: str, item: Prefetched, ttl_s: floa
     return count
 
 
-def _pull_op(campaign_id: str, session_id: str) -> Op[list[dict[str, Any]]]:
-    rows = yield fetch_all(_PULL, {"c": campaign_id, "s": session_id})
+def _pull_op(campaign_id: str, session_id: str, since: datetime | None
+             ) -> Op[list[dict[str, Any]]]:
+    rows = yield fetch_all(_PULL, {"c": campaign_id, "s": session_id, "since": since})
     return rows
 
 
@@ -115,9 +129,27 @@ class SharedPrefetch:
         self.poll_s = poll_s
         self.stats = {"published": 0, "pulled": 0, "waited_ms": 0.0, "errors": 0}
         self._publishing: dict[str, set[asyncio.Future[None]]] = {}
+        # (kind, key, viewer) of this worker's reservations still in flight, per session.
+        self._reserved: dict[str, set[tuple[str, str, str]]] = {}
+        # Per session, the server time from which the next pull reads changed rows: the last
+        # pull's clock less the publish time limit, so a publish that began before that pull
+        # and committed after it is still read.
+        self._since: LRUCache[str, datetime] = LRUCache(maxsize=cache.max_sessions)
         cache.on_put = self._published
 
+    def _track(self, session_id: str, item: Prefetched) -> None:
+        key = (item.trigger.kind, item.trigger.key, item.viewer)
+        if item.meta.get("pending"):
+            self._reserved.setdefault(session_id, set()).add(key)
+            return
+        mine = self._reserved.get(session_id)
+        if mine is not None:
+            mine.discard(key)
+            if not mine:
+                del self._reserved[session_id]
+
     def _published(self, session_id: str, item: Prefetched) -> None:
+        self._track(session_id, item)
         campaign_id = self._campaigns.known(session_id)  # pre-fetch ran: it is known
         if campaign_id is None or self._db.degraded:
             return
@@ -152,22 +184,38 @@ class SharedPrefetch:
             self.stats["errors"] += 1
             log.debug("pre-fetch publish failed", exc_info=True)
 
+    def _awaited(self, session_id: str, row: dict[str, Any], item: Prefetched) -> bool:
+        """A pending row worth waiting for: another worker's, reserved within the wait, and
+        not here yet."""
+        if row["age_s"] > self.wait_s:
+            return False
+        key = (item.trigger.kind, item.trigger.key, item.viewer)
+        return key not in self._reserved.get(session_id, ()) and not self._cache.has(
+            session_id, item)
+
     async def pull(self, campaign_id: str, session_id: str) -> int:
-        """Take the session's entries other workers fetched; wait up to `wait_s` for ones
-        they still have in flight. How many entries were taken."""
+        """Take the session's entries other workers fetched; wait up to `wait_s` for young
+        ones they still have in flight. How many entries were taken."""
         start = time.monotonic()
         taken = 0
+        lag = timedelta(seconds=self._db.timeout_s)
         while True:
             try:
-                rows = await self._db.run(_pull_op(campaign_id, session_id), transaction=False)
+                rows = await self._db.run(
+                    _pull_op(campaign_id, session_id, self._since.get(session_id)),
+                    transaction=False)
             except DatabaseUnavailableError:
                 return taken
             now = time.monotonic()
             waiting = False
+            if rows:
+                self._since[session_id] = rows[0]["now"] - lag
             for row in rows:
+                if row["kind"] is None:
+                    continue
                 item = row_item(row, now)
                 if row["pending"]:
-                    waiting = waiting or not self._cache.has(session_id, item)
+                    waiting = waiting or self._awaited(session_id, row, item)
                 elif self._cache.merge(session_id, item):
                     taken += 1
             if not waiting or now - start >= self.wait_s:
@@ -178,6 +226,8 @@ class SharedPrefetch:
         return taken
 
     async def clear(self, campaign_id: str, session_id: str) -> None:
+        self._reserved.pop(session_id, None)
+        self._since.pop(session_id, None)
         with contextlib.suppress(DatabaseUnavailableError):  # else they expire on their own
             await self._db.run(_clear_op(campaign_id, session_id), transaction=False)
 

@@ -4,9 +4,9 @@ that the distribution column be in every primary key and unique constraint, and 
 of every foreign key between distributed tables; small shared tables become reference tables.
 
 This reads the real catalog after all migrations. Every table must carry a NOT NULL
-`campaign_id` or be a named reference table, and the constraints Citus would refuse today are
-exactly the list below (docs/DESIGN.md, "Past one machine", says what changes for each): a new
-table, key or foreign key that breaks the rule fails here instead of at the migration to Citus.
+`campaign_id` or be a named reference table, and no constraint Citus would refuse remains
+(the list below is empty since migration 024): a new table, key or foreign key that breaks the
+rule fails here instead of at the migration to Citus.
 """
 
 from __future__ import annotations
@@ -19,23 +19,10 @@ REFERENCE_TABLES = {
     "schema_migrations": "the migration runner's bookkeeping (coordinator only)",
 }
 
-# constraint name -> what it is keyed by today and who depends on that key.
-CITUS_BLOCKERS = {
-    "sessions_pkey": "sessions(id): ON CONFLICT (id) in session_rows / sessions store",
-    "session_entries_pkey": "session_entries(id) bigserial: entry_embeddings' foreign key",
-    "session_entries_session_id_idempotency_key_key":
-        "ON CONFLICT (session_id, idempotency_key): the live write and the importer",
-    "chunks_pkey": "chunks(id) bigserial: chunk_embeddings' foreign key",
-    "chunks_session_id_seq_key": "chunks(session_id, seq)",
-    "chunk_embeddings_pkey": "ON CONFLICT (chunk_id, model)",
-    "chunk_embeddings_chunk_id_fkey": "chunk_embeddings(chunk_id) -> chunks(id)",
-    "entry_embeddings_pkey": "ON CONFLICT (entry_id, model)",
-    "entry_embeddings_entry_id_fkey": "entry_embeddings(entry_id) -> session_entries(id)",
-    "relationships_pkey": "relationships(id) bigserial: fact ids in tools, DM edits, reveals",
-    "relationships_invalidated_by_fkey": "relationships(invalidated_by) -> relationships(id)",
-    "session_summaries_pkey": "ON CONFLICT (session_id)",
-    "recaps_pkey": "ON CONFLICT (session_id)",
-}
+# Constraint name -> why it still needs a key without campaign_id. Empty since migration 024
+# rekeyed the last 13 (DESIGN.md, "Past one machine"); an entry here needs a reason a reviewer
+# would accept.
+CITUS_BLOCKERS: dict[str, str] = {}
 
 _TABLES = """
 SELECT c.relname AS name,

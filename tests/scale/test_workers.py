@@ -113,3 +113,54 @@ async def test_no_sharing_means_the_other_worker_misses_it(database_url: str, tm
     finally:
         await one.close()
         await two.close()
+
+
+class _FailingHost(_GatedHost):
+    """The pre-fetcher's host, failing every read once the gate opens."""
+
+    async def run(self, op, *, transaction: bool = True):  # type: ignore[no-untyped-def]
+        await self._gate.wait()
+        raise RuntimeError("the fetch is gone")
+
+
+async def _timed_pull(svc, seed: ScaleSeed) -> float:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    await svc.shared_prefetch.pull(seed.campaign_id, seed.session_id)
+    return time.monotonic() - started
+
+
+async def test_a_pull_waits_only_for_young_reservations_of_other_workers(
+        two_services, database_url: str) -> None:  # type: ignore[no-untyped-def]
+    """The pre-fetch wait is 3 s here: a pull that waits for the wrong row takes all of it."""
+    one, two = two_services
+    seed: ScaleSeed = seed_scale_campaign(database_url)
+    gate = asyncio.Event()
+    one.prefetcher.host = _GatedHost(one.prefetcher.host, gate)
+    one.prefetch.per_session = 0  # worker 1's cache drops its reservation at once
+    await one.partial(seed.session_id, "what does Borga sell", seed.npc_id)
+    try:
+        # Its own reservation, evicted from its cache: the reader waits for its own fetches,
+        # the pull does not.
+        assert await _timed_pull(one, seed) < 1.0
+        # Another worker's young one is waited for (the control: the wait is real) ...
+        two.shared_prefetch.wait_s = 1.0
+        assert await _timed_pull(two, seed) >= 0.5
+        # ... but not once it is older than the wait.
+        assert await _timed_pull(two, seed) < 0.3
+    finally:
+        gate.set()
+
+
+async def test_a_failed_fetch_ends_its_reservation(two_services, database_url: str
+                                                   ) -> None:  # type: ignore[no-untyped-def]
+    one, two = two_services
+    seed: ScaleSeed = seed_scale_campaign(database_url)
+    gate = asyncio.Event()
+    one.prefetcher.host = _FailingHost(one.prefetcher.host, gate)
+    await one.partial(seed.session_id, "what does Borga sell", seed.npc_id)
+    gate.set()
+    await one.wait_prefetch(seed.session_id, 5.0)
+    await one.shared_prefetch.settle(seed.session_id)
+    assert await _timed_pull(two, seed) < 1.0  # nothing in flight: no 3 s wait
+    ctx = await two.hot_context(seed.session_id, seed.npc_id)
+    assert not _entity_memories(ctx.as_dict(), "Borga")

@@ -21,6 +21,7 @@ from glyphoxa_pipelines.campaign.archive.tables import CAMPAIGN_TABLES, ENTRY_RE
 from glyphoxa_pipelines.campaign.campaign_file import check_campaign_id
 from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one, operation
 from glyphoxa_pipelines.memory.semantic_index import SemanticIndex
+from glyphoxa_pipelines.memory.session_log import claim_session_ids_op
 
 _BATCH = 500
 
@@ -61,6 +62,7 @@ class CampaignRestore:
         if len(tables["campaigns"]) != 1 or tables["campaigns"][0].get("id") != original:
             raise ArchiveError("tables/campaigns.jsonl: expected the one campaign of the manifest")
         sessions = [s["id"] for s in tables["sessions"]]
+        yield from claim_session_ids_op(sessions)
         taken = yield fetch_all("SELECT id FROM sessions WHERE id = ANY(%s)", (sessions,))
         if taken:
             raise ArchiveError(

@@ -51,7 +51,8 @@ def embedding_coverage_op(session_id: str, model: str, max_tokens: int) -> Op:
     row = yield fetch_one(
         """SELECT count(*) AS chunks,
                   count(*) FILTER (WHERE NOT EXISTS (
-                      SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = c.id
+                      SELECT 1 FROM chunk_embeddings e
+                      WHERE e.campaign_id = c.campaign_id AND e.chunk_id = c.id
                         AND e.model = %s)) AS missing,
                   count(*) FILTER (WHERE c.token_count > %s) AS over_limit,
                   coalesce(max(c.token_count), 0) AS max_tokens
@@ -66,7 +67,8 @@ def turn_embedding_coverage_op(session_id: str, model: str) -> Op:
     row = yield fetch_one(
         """SELECT count(*) AS entries,
                   count(*) FILTER (WHERE NOT EXISTS (
-                      SELECT 1 FROM entry_embeddings x WHERE x.entry_id = e.id
+                      SELECT 1 FROM entry_embeddings x
+                      WHERE x.campaign_id = e.campaign_id AND x.entry_id = e.id
                         AND x.model = %s)) AS missing
            FROM session_entries e WHERE e.session_id = %s""",
         (model, session_id),

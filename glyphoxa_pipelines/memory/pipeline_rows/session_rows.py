@@ -23,8 +23,9 @@ def session_info_op(session_id: str) -> Op:
                   coalesce(extract(epoch FROM max(e.spoken_at
                       + make_interval(secs => e.duration_s)) - min(e.spoken_at)), 0)
                       AS duration_s
-           FROM sessions s LEFT JOIN session_entries e ON e.session_id = s.id
-           WHERE s.id = %s GROUP BY s.id""",
+           FROM sessions s
+           LEFT JOIN session_entries e ON e.campaign_id = s.campaign_id AND e.session_id = s.id
+           WHERE s.id = %s GROUP BY s.campaign_id, s.id""",
         (session_id,),
     )
     if row is None:
@@ -130,10 +131,12 @@ def session_staleness_op(
               (SELECT count(*) FROM chunks c WHERE c.session_id = s.id
                   AND c.chunker_version <> %(chv)s) AS old_chunks,
               (SELECT count(*) FROM chunks c WHERE c.session_id = s.id
-                  AND NOT EXISTS (SELECT 1 FROM chunk_embeddings ce WHERE ce.chunk_id = c.id
+                  AND NOT EXISTS (SELECT 1 FROM chunk_embeddings ce
+                                  WHERE ce.campaign_id = c.campaign_id AND ce.chunk_id = c.id
                                   AND ce.model = %(m)s)) AS unembedded,
               (SELECT count(*) FROM session_entries e WHERE e.session_id = s.id
-                  AND NOT EXISTS (SELECT 1 FROM entry_embeddings ee WHERE ee.entry_id = e.id
+                  AND NOT EXISTS (SELECT 1 FROM entry_embeddings ee
+                                  WHERE ee.campaign_id = e.campaign_id AND ee.entry_id = e.id
                                   AND ee.model = %(m)s)) AS unembedded_turns,
               (SELECT count(*) FROM relationships r WHERE r.session_id = s.id
                   AND r.provenance = 'extracted' AND r.rel_type <> 'appears_in'
