@@ -284,7 +284,9 @@ def dump_outputs(
     change (a faster walk) leaves the outputs byte-identical."""
     lines_out = []
     for row in rows:
-        result = correct(row["hypothesis"], index, row.get("word_confidences"), scene=row.get("scene"))
+        result = correct(
+            row["hypothesis"], index, row.get("word_confidences"), scene=row.get("scene")
+        )
         lines_out.append(f"stt {row['id']}\t{result.text!r}\t{result.corrections!r}")
     setup = synthetic_setup(args.data, args.synthetic_episodes, args.seed)
     if setup is not None:
