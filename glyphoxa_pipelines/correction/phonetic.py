@@ -350,6 +350,7 @@ def find_corrections(
                         norm,
                         zipf,
                         all_common and common,
+                        (first_sizes, last_sizes[last]),
                     ):
                         continue
                 win = Window(
@@ -382,6 +383,14 @@ def find_corrections(
     return _select(text, starts, candidates)
 
 
+@lru_cache(maxsize=_CACHE)
+def _code_edge_sizes(index: NameIndex, word: str) -> frozenset[int]:
+    """Sizes of the multi-word names whose first or last word shares a code with `word`."""
+    sizes = index.edge_code_sizes
+    found = [sizes[code] for code in phonetic_codes(word) if code in sizes]
+    return frozenset().union(*found)
+
+
 def _may_match(
     index: NameIndex,
     cfg: CorrectionConfig,
@@ -393,40 +402,43 @@ def _may_match(
     norm: str,
     zipf: float,
     all_common: bool,
+    edge_sizes: tuple[frozenset[int], frozenset[int]],
 ) -> bool:
     """Whether `best_name` could find anything for the window of words `first`..`last` (the
     last read as `norm`, `zipf`), by the same look-ups it starts with and nothing dearer: a
     name with a code of the joined words, a name of as many words with an edge word (or its
-    code) in common, or a word no English list holds for the spelling fallback. Most windows
-    fail all three, and building and scoring a `Window` cost more than these look-ups; the
-    window's words are read from the scan by index, as building lists per window costs too."""
+    code) in common (`edge_sizes`: the sizes of the multi-word names the first and the last
+    word begin or end), or a word no English list holds for the spelling fallback, the
+    dearest test, last. Most windows fail all three, and building and scoring a `Window`
+    cost more than these look-ups; the window's words are read from the scan by index, as
+    building lists per window costs too."""
     n = last - first + 1
     norms_of = scan.norms
-    first_norm = norms_of[first]
-    if max(scan.zipfs[first], zipf) < cfg.function_zipf and not any(exact_tokens[first : last + 1]):
+    joined_ok = max(scan.zipfs[first], zipf) < cfg.function_zipf and not any(
+        exact_tokens[first : last + 1]
+    )
+    if joined_ok:
         by_code = index.by_code
         for code in phonetic_codes(joined):
             if code in by_code:
                 return True
-        if (
-            not all_common
-            and min(min(scan.zipfs[first:last]), zipf) < cfg.rare_zipf
-            and (
-                english_zipf(norm) < cfg.english_zipf
-                or any(english_zipf(w) < cfg.english_zipf for w in norms_of[first:last])
-            )
-            and spelling_fallback_possible(index, joined, cfg)
+    if n in index.multi_sizes and not (all_common and n < 3):
+        if n in edge_sizes[0] or n in edge_sizes[1]:
+            return True
+        if not all_common and (
+            n in _code_edge_sizes(index, norms_of[first]) or n in _code_edge_sizes(index, norm)
         ):
             return True
-    if n in index.multi_sizes and not (all_common and n < 3):
-        by_edge = index.by_edge
-        if (n, "w:" + first_norm) in by_edge or (n, "w:" + norm) in by_edge:
-            return True
-        if not all_common:
-            for word in (first_norm, norm):
-                if any((n, "c:" + c) in by_edge for c in phonetic_codes(word)):
-                    return True
-    return False
+    return (
+        joined_ok
+        and not all_common
+        and min(min(scan.zipfs[first:last]), zipf) < cfg.rare_zipf
+        and (
+            english_zipf(norm) < cfg.english_zipf
+            or any(english_zipf(w) < cfg.english_zipf for w in norms_of[first:last])
+        )
+        and spelling_fallback_possible(index, joined, cfg)
+    )
 
 
 def _select(
