@@ -2,7 +2,7 @@
 `bench/build_stt_corpus.py` builds: real lines spoken by piper, heard by Whisper tiny.en).
 
     python bench/correction_stt.py [--corpus DIR] [--split tune|heldout|all] [--no-party]
-                                   [--synthetic-episodes N] [--base OTHER_CHECKOUT]
+                                   [--synthetic-episodes N] [--base OTHER_CHECKOUT] [--dump FILE]
 
 A correction is right when it overlaps a misheard name's transcript span and writes that name's
 entity; one on a name heard right that keeps its entity is neutral (a respelling of what was
@@ -44,10 +44,12 @@ if os.environ.get("GLYPHOXA_BENCH_CODE"):
 from build_stt_corpus import DEMO, default_out  # noqa: E402
 from correction import (  # noqa: E402
     DEFAULT_DATA,
+    NoiseSimulator,
     collect_names,
     evaluate,
     generated_names,
     group_variants,
+    inject,
     latency_summary,
     load_lines,
 )
@@ -244,8 +246,11 @@ def compare_latency(args: argparse.Namespace, base: Path, runs: int = 2) -> list
     return out
 
 
-def synthetic(data: Path, episodes: int, seed: int) -> dict[str, Any] | None:
-    """The simulated-noise bench (bench/correction.py) on `episodes` episodes, 2,000 names."""
+def synthetic_setup(
+    data: Path, episodes: int, seed: int
+) -> tuple[list[str], list[str], dict[str, str], NameIndex] | None:
+    """(lines, names, name groups, 2,000-name index) of the simulated-noise bench
+    (bench/correction.py) on `episodes` CRD3 episodes; None without CRD3."""
     crd3 = data / "crd3" / "cleaned"
     if episodes <= 0 or not crd3.is_dir():
         return None
@@ -259,9 +264,44 @@ def synthetic(data: Path, episodes: int, seed: int) -> dict[str, Any] | None:
             by_canon[canon].append(name)
     known = list(by_canon.items())
     pad = generated_names(2000 - len(names), set(names), seed)
-    index = NameIndex(known + [(p, []) for p in pad])
-    result = evaluate(lines, names, group, index, seed)
+    return lines, names, group, NameIndex(known + [(p, []) for p in pad])
+
+
+def synthetic(data: Path, episodes: int, seed: int) -> dict[str, Any] | None:
+    """The simulated-noise bench (bench/correction.py) on `episodes` episodes, 2,000 names."""
+    setup = synthetic_setup(data, episodes, seed)
+    if setup is None:
+        return None
+    result = evaluate(*setup, seed)
     return {k: v for k, v in result.items() if not k.endswith("examples")}
+
+
+def dump_outputs(
+    rows: list[dict[str, Any]], index: NameIndex, args: argparse.Namespace, out: Path
+) -> int:
+    """Every corpus line's and every synthetic noisy line's corrections, one line each: run
+    with GLYPHOXA_BENCH_CODE set to another checkout and `diff` the two files to show that a
+    change (a faster walk) leaves the outputs byte-identical."""
+    lines_out = []
+    for row in rows:
+        result = correct(
+            row["hypothesis"], index, row.get("word_confidences"), scene=row.get("scene")
+        )
+        lines_out.append(f"stt {row['id']}\t{result.text!r}\t{result.corrections!r}")
+    setup = synthetic_setup(args.data, args.synthetic_episodes, args.seed)
+    if setup is not None:
+        lines, names, _, synth_index = setup
+        sim = NoiseSimulator(names, args.seed)
+        ordered = sorted(names, key=len, reverse=True)
+        pattern = re.compile(
+            r"(?<![\w'’\-#@])(?:" + "|".join(map(re.escape, ordered)) + r")(?![\w'’\-])"
+        )
+        for k, line in enumerate(lines):
+            noisy, _ = inject(line, pattern, sim, rate=0.5)
+            result = correct(noisy, synth_index)
+            lines_out.append(f"synthetic {k}\t{result.text!r}\t{result.corrections!r}")
+    out.write_text("\n".join(lines_out) + "\n", encoding="utf-8")
+    return len(lines_out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-party", action="store_true", help="scenes without the party")
     parser.add_argument("--base", type=Path, default=None, help="checkout to time against")
     parser.add_argument("--latency-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--dump", type=Path, default=None, help="write every line's corrections to this file"
+    )
     args = parser.parse_args(argv)
     folder = args.corpus or default_out()
     if not (folder / "corpus.jsonl").exists():
@@ -299,6 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         "known_names": args.names,
         "party": not args.no_party,
     }
+    if args.dump is not None:
+        count = dump_outputs(rows, index, args, args.dump)
+        print(f"{count} lines' corrections written to {args.dump}")
+        print(json.dumps({"bench": "correction_stt", "dumped": count, "file": str(args.dump)}))
+        return 0
     if args.latency_only:
         print(json.dumps({"bench": "correction_stt", "latency": latency(rows, index)}))
         return 0

@@ -103,9 +103,12 @@ class _Scene:
     by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
     # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
     by_short: dict[str, tuple[NameForm, ...]]
+    # the lengths of `by_variant`'s keys: a window's code whose variants have none of them
+    # (most codes of several words, longer than any name's) skips their look-ups
+    variant_lengths: frozenset[int]
 
 
-_NO_SCENE = _Scene(frozenset(), {}, {}, {})
+_NO_SCENE = _Scene(frozenset(), {}, {}, {}, frozenset())
 
 
 @lru_cache(maxsize=256)
@@ -133,6 +136,7 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
         {k: tuple(v) for k, v in out.items()},
         {k: tuple(v) for k, v in by_size.items()},
         {k: tuple(v) for k, v in by_short.items()},
+        frozenset(map(len, out)),
     )
 
 
@@ -343,6 +347,7 @@ def context_corrections(
     scene_key = scene if isinstance(scene, tuple) else tuple(scene or ())
     in_play = _scene_forms(index, scene_key) if scene_key else _NO_SCENE
     scene_canon, by_scene = in_play.canon, in_play.by_variant
+    scene_lengths = in_play.variant_lengths
     unsure_at = cfg.unsure_confidence
     if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
         return []  # neither signal: nothing to vouch for a change, and no words to scan
@@ -396,7 +401,10 @@ def context_corrections(
                 if unsure:
                     for form in by_code.get(code, ()):
                         forms[id(form)] = form
-                if by_scene:
+                size = len(code)  # its variants' lengths: folding keeps it, a deletion is one less
+                if by_scene and (
+                    size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
+                ):
                     for variant in _variants(code):
                         for form in by_scene.get(variant, ()):
                             forms[id(form)] = form

@@ -286,6 +286,16 @@ class NameIndex:
         self.edge_sizes: dict[str, frozenset[int]] = {
             word: frozenset(sizes) for word, sizes in edge_sizes.items()
         }
+        # a Double Metaphone code → the sizes of the multi-word names whose first or last word
+        # has it: by_edge's code keys as one set per code, for the walk's cheap pre-check
+        code_sizes: dict[str, set[int]] = {}
+        for form in self.forms:
+            if form.n_words > 1:
+                for code in form.word_codes[0] + form.word_codes[-1]:
+                    code_sizes.setdefault(code, set()).add(form.n_words)
+        self.edge_code_sizes: dict[str, frozenset[int]] = {
+            code: frozenset(sizes) for code, sizes in code_sizes.items()
+        }
         # first letter → lengths of the joined names starting with it (the spelling fallback
         # compares only names of about the window's length)
         lengths: dict[str, set[int]] = {}

@@ -271,17 +271,25 @@ def find_corrections(
     no_sizes: frozenset[int] = frozenset()
     edge_sizes = [index.edge_sizes.get(norm, no_sizes) for norm in norms_of]
     last_sizes = [index.edge_sizes.get(v[0][0], no_sizes) for v in variants_of]
-    common_of = [z >= common_zipf for z in zipfs_of]
     function_of = [z >= function_zipf for z in zipfs_of]
+    # an ordinary word with one reading: the only kind the first check below lets pass
+    plain_common = [
+        z >= common_zipf and len(v) == 1 for z, v in zip(zipfs_of, variants_of, strict=True)
+    ]
+    initial_of = scan.initial
     candidates: list[_Candidate] = []
     for first in range(count):
         if not plain[first]:
             continue
         # capitalized like a name: mid-sentence, or with a capitalized second word
         titled = title[first]
-        alone_titled = titled and not scan.initial[first]
+        alone_titled = titled and not initial_of[first]
         first_zipf = zipfs_of[first]
+        first_function = function_of[first]
         first_sizes = edge_sizes[first]
+        # every window from here begins with this word: when no name's spelling begins with
+        # it, none of them spells a name's beginning either (the prefixes hold every prefix)
+        spells = norms_of[first] in prefixes
         joined = ""
         all_common = True
         for last in range(first, min(count, first + max_size)):
@@ -289,15 +297,13 @@ def find_corrections(
                 break
             n = last - first + 1
             titled = titled and title[last]
-            variants = variants_of[last]
             if (
                 all_common
-                and common_of[last]
-                and len(variants) == 1
-                and (joined + norms_of[last]) not in prefixes
+                and plain_common[last]
+                and not (spells and (joined + norms_of[last]) in prefixes)
                 and (
                     n == 1
-                    or (n == 2 and (function_of[first] or function_of[last]))
+                    or (n == 2 and (first_function or function_of[last]))
                     or (n > 2 and n not in first_sizes and n not in last_sizes[last])
                 )
             ):
@@ -307,6 +313,7 @@ def find_corrections(
                 if len(joined) > max_len:
                     break
                 continue
+            variants = variants_of[last]
             for k, (norm, end, zipf) in enumerate(variants):
                 common = zipf >= common_zipf
                 win_joined = joined + norm
@@ -335,12 +342,15 @@ def find_corrections(
                     if n > 1 and not _may_match(
                         index,
                         cfg,
-                        n,
+                        scan,
+                        exact_tokens,
+                        first,
+                        last,
                         win_joined,
-                        norms_of[first:last] + [norm],
-                        zipfs_of[first:last] + [zipf],
-                        exact_tokens[first : last + 1],
+                        norm,
+                        zipf,
                         all_common and common,
+                        (first_sizes, last_sizes[last]),
                     ):
                         continue
                 win = Window(
@@ -351,7 +361,7 @@ def find_corrections(
                     exact_tokens[first : last + 1],
                     all_common and common,
                     titled if n > 1 else alone_titled,
-                    scan.initial[first],
+                    initial_of[first],
                 )
                 if forms is not None:
                     result = normalized_hit(win, forms, cfg)
@@ -373,42 +383,62 @@ def find_corrections(
     return _select(text, starts, candidates)
 
 
+@lru_cache(maxsize=_CACHE)
+def _code_edge_sizes(index: NameIndex, word: str) -> frozenset[int]:
+    """Sizes of the multi-word names whose first or last word shares a code with `word`."""
+    sizes = index.edge_code_sizes
+    found = [sizes[code] for code in phonetic_codes(word) if code in sizes]
+    return frozenset().union(*found)
+
+
 def _may_match(
     index: NameIndex,
     cfg: CorrectionConfig,
-    n: int,
+    scan: Scan,
+    exact_tokens: list[bool],
+    first: int,
+    last: int,
     joined: str,
-    norms: list[str],
-    zipfs: list[float],
-    exact: list[bool],
+    norm: str,
+    zipf: float,
     all_common: bool,
+    edge_sizes: tuple[frozenset[int], frozenset[int]],
 ) -> bool:
-    """Whether `best_name` could find anything for a window of several words, by the same
-    look-ups it starts with and nothing dearer: a name with a code of the joined words, a name
-    of as many words with an edge word (or its code) in common, or a word no English list
-    holds for the spelling fallback. Most windows fail all three, and building and scoring
-    a `Window` cost more than these look-ups."""
-    joined_ok = not any(exact) and max(zipfs[0], zipfs[-1]) < cfg.function_zipf
+    """Whether `best_name` could find anything for the window of words `first`..`last` (the
+    last read as `norm`, `zipf`), by the same look-ups it starts with and nothing dearer: a
+    name with a code of the joined words, a name of as many words with an edge word (or its
+    code) in common (`edge_sizes`: the sizes of the multi-word names the first and the last
+    word begin or end), or a word no English list holds for the spelling fallback, the
+    dearest test, last. Most windows fail all three, and building and scoring a `Window`
+    cost more than these look-ups; the window's words are read from the scan by index, as
+    building lists per window costs too."""
+    n = last - first + 1
+    norms_of = scan.norms
+    joined_ok = max(scan.zipfs[first], zipf) < cfg.function_zipf and not any(
+        exact_tokens[first : last + 1]
+    )
     if joined_ok:
         by_code = index.by_code
-        if any(code in by_code for code in phonetic_codes(joined)):
+        for code in phonetic_codes(joined):
+            if code in by_code:
+                return True
+    if n in index.multi_sizes and not (all_common and n < 3):
+        if n in edge_sizes[0] or n in edge_sizes[1]:
             return True
-        if (
-            not all_common
-            and min(zipfs) < cfg.rare_zipf
-            and any(english_zipf(w) < cfg.english_zipf for w in norms)
-            and spelling_fallback_possible(index, joined, cfg)
+        if not all_common and (
+            n in _code_edge_sizes(index, norms_of[first]) or n in _code_edge_sizes(index, norm)
         ):
             return True
-    if n in index.multi_sizes and not (all_common and n < 3):
-        by_edge = index.by_edge
-        if (n, "w:" + norms[0]) in by_edge or (n, "w:" + norms[-1]) in by_edge:
-            return True
-        if not all_common:
-            for word in (norms[0], norms[-1]):
-                if any((n, "c:" + c) in by_edge for c in phonetic_codes(word)):
-                    return True
-    return False
+    return (
+        joined_ok
+        and not all_common
+        and min(min(scan.zipfs[first:last]), zipf) < cfg.rare_zipf
+        and (
+            english_zipf(norm) < cfg.english_zipf
+            or any(english_zipf(w) < cfg.english_zipf for w in norms_of[first:last])
+        )
+        and spelling_fallback_possible(index, joined, cfg)
+    )
 
 
 def _select(

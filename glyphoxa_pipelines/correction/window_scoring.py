@@ -234,17 +234,23 @@ def normalized_hit(
     return form, 1.0, "normalized", False
 
 
-def spelling_fallback_possible(index: NameIndex, joined: str, cfg: CorrectionConfig) -> bool:
-    """Whether the spelling fallback could find a name: one starting with the window's letter,
-    of a length it accepts (`_joined_score` wants lengths within 0.8-1.25 of each other when no
-    code agrees), spelled closely enough. Long windows of several words fail the length test
-    at once; the rest cost one search in C instead of a window's full scoring."""
+def fallback_lengths_ok(index: NameIndex, joined: str, cfg: CorrectionConfig) -> bool:
+    """Whether some name starts with the window's letter and has a length the spelling
+    fallback accepts (`_joined_score` wants lengths within 0.8-1.25 of each other when no code
+    agrees): long windows of several words fail here, before any search."""
     lengths = index.first_lengths.get(joined[0])
     if not lengths:
         return False
     size = len(joined)
     low = max(cfg.fuzzy_min_length, math.ceil(size / 1.25))
-    if not any(length in lengths for length in range(low, int(size / 0.8) + 1)):
+    return any(length in lengths for length in range(low, int(size / 0.8) + 1))
+
+
+def spelling_fallback_possible(index: NameIndex, joined: str, cfg: CorrectionConfig) -> bool:
+    """Whether the spelling fallback could find a name: one of a length it accepts
+    (`fallback_lengths_ok`), spelled closely enough. One search in C instead of a window's
+    full scoring."""
+    if not fallback_lengths_ok(index, joined, cfg):
         return False
     strings, _ = index.by_first[joined[0]]
     return (
@@ -323,22 +329,22 @@ def best_name(
         and joined_ok
         and not win.all_common
         and min(win.zipfs) < cfg.rare_zipf
-        and spelling_fallback_possible(index, win.joined, cfg)
+        # the search below finds nothing exactly when `spelling_fallback_possible` is false:
+        # its length check, then one search instead of two
+        and fallback_lengths_ok(index, win.joined, cfg)
     ):
-        bucket = index.by_first.get(win.joined[0])
-        if bucket is not None:
-            strings, bucket_forms = bucket
-            for _, _, pos in process.extract(
-                win.joined,
-                strings,
-                scorer=_jw,
-                score_cutoff=cfg.fuzzy_threshold,
-                limit=3,
-            ):
-                form = bucket_forms[pos]
-                result = _joined_score(win, form, cfg, codes)
-                if result is not None:
-                    consider(form, *result)
+        strings, bucket_forms = index.by_first[win.joined[0]]
+        for _, _, pos in process.extract(
+            win.joined,
+            strings,
+            scorer=_jw,
+            score_cutoff=cfg.fuzzy_threshold,
+            limit=3,
+        ):
+            form = bucket_forms[pos]
+            result = _joined_score(win, form, cfg, codes)
+            if result is not None:
+                consider(form, *result)
     if not found:
         return None
     ranked = sorted(found.values(), key=lambda item: -item[1])
