@@ -13,11 +13,10 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from glyphoxa_pipelines.memory.models import Entry
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence, Span
-from glyphoxa_pipelines.processing.extraction.nlp import graph_type
+from glyphoxa_pipelines.processing.extraction.nlp import ParsedSentences, graph_type
 from glyphoxa_pipelines.processing.extraction.resolution import (
     EntityResolver,
     name_key,
@@ -35,9 +34,6 @@ from glyphoxa_pipelines.processing.extraction.vocabulary import (
     TITLES,
     words,
 )
-
-if TYPE_CHECKING:
-    from spacy.tokens import Doc
 
 
 @dataclass(slots=True)
@@ -334,15 +330,22 @@ GRAPH_VOTE = 3.0
 
 
 def add_parse_evidence(
-    candidates: dict[str, Candidate], spans: list[Span], docs: list[Doc]
+    candidates: dict[str, Candidate], spans: list[Span], parsed: ParsedSentences
 ) -> None:
     """Per mention: whether the parser read it as a proper noun, and its entity label (the
-    graph's, from the entity ruler, outweighs the model's). `docs` parallel the sentences."""
-    for si, start, end, surface in spans:
-        c = candidates.get(name_key(split_descriptor(surface)[2]))
+    graph's, from the entity ruler, outweighs the model's). Only the sentences holding a
+    candidate's mention are parsed."""
+    found = [
+        (si, start, end, c)
+        for si, start, end, surface in spans
+        if (c := candidates.get(name_key(split_descriptor(surface)[2]))) is not None
+    ]
+    indices = sorted({si for si, *_ in found})
+    docs = dict(zip(indices, parsed.docs(indices), strict=True))
+    for si, start, end, c in found:
         doc = docs[si]
-        span = doc.char_span(start, end, alignment_mode="expand") if c else None
-        if c is None or span is None:
+        span = doc.char_span(start, end, alignment_mode="expand")
+        if span is None:
             continue
         c.parsed += 1
         if span.root.pos_ not in _WORDLIKE:

@@ -31,7 +31,7 @@ from glyphoxa_pipelines.processing.extraction.name_spans import (
     WordStats,
     scan_spans,
 )
-from glyphoxa_pipelines.processing.extraction.nlp import known_names_ruler, parse
+from glyphoxa_pipelines.processing.extraction.nlp import ParsedSentences, known_names_ruler
 from glyphoxa_pipelines.processing.extraction.relations import (
     Fact,
     base_confidence,
@@ -54,8 +54,6 @@ from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
-
     from glyphoxa_pipelines.providers.embeddings import Embedder
 
 
@@ -90,10 +88,10 @@ def extract_knowledge(
     known = [(n, e.type) for e in existing for n in [e.name, *e.aliases]]
 
     sentences = story_sentences(entries, world_names=[n for n, _ in known])
-    docs = parse([s.text for s in sentences], known_names_ruler(known))
+    parsed = ParsedSentences([s.text for s in sentences], known_names_ruler(known))
     spans = scan_spans(sentences, WordStats(sentences))
     candidates = gather_candidates(sentences, spans, excluded)
-    add_parse_evidence(candidates, spans, docs)
+    add_parse_evidence(candidates, spans, parsed)
     merged_into = merge_name_parts(candidates, resolver)
     cast = read_cast(entries, excluded)
 
@@ -103,7 +101,7 @@ def extract_knowledge(
 
     entities = found.all_entities()
     mentions = _SentenceMentions(sentences, entities, found.new_aliases, excluded)
-    mentions.read_facts(sentences, docs, entities, _speakers(entries, sentences, cast, entities))
+    mentions.read_facts(sentences, parsed, entities, _speakers(entries, sentences, cast, entities))
     relationships = merge_facts(mentions.facts, campaign_id, session_id, review_threshold)
     relationships += _cooccurrence_facts(
         mentions,
@@ -365,14 +363,21 @@ class _SentenceMentions:
     def read_facts(
         self,
         sentences: list[Sentence],
-        docs: list[Doc],
+        parsed: ParsedSentences,
         entities: dict[str, Entity],
         speakers: list[Speakers],
     ) -> None:
-        """Add the dependency parse's subject-verb-object facts of every sentence."""
-        for s, doc, spans, who in zip(sentences, docs, self.spans, speakers, strict=True):
-            if len(spans) + (who.me is not None) + (who.you is not None) >= 2:
-                self.facts += svo_facts(s, doc, spans, entities, who, base_confidence)
+        """Add the dependency parse's subject-verb-object facts of the sentences that could
+        hold one: two mentions, or one and a speaker's "I" / "you" (only these are parsed)."""
+        rows = [
+            i
+            for i, (spans, who) in enumerate(zip(self.spans, speakers, strict=True))
+            if len(spans) + (who.me is not None) + (who.you is not None) >= 2
+        ]
+        for i, doc in zip(rows, parsed.docs(rows), strict=True):
+            self.facts += svo_facts(
+                sentences[i], doc, self.spans[i], entities, speakers[i], base_confidence
+            )
 
 
 def _cooccurrence_facts(
