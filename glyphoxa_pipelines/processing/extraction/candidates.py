@@ -156,6 +156,9 @@ _SPEECH_AFTER = re.compile(
 )
 
 
+DEITY_CUE = 2.0  # the concept votes of one deity cue
+
+
 def choose_type(c: Candidate) -> str | None:
     """Strong cues (titles, head nouns, "named X", the graph's own type) decide; then the
     weak evidence is summed: "in X" mentions for a place, "X says" for a person, and the
@@ -167,6 +170,10 @@ def choose_type(c: Candidate) -> str | None:
     """
     score: Counter[str] = Counter()
     score.update(c.type_votes)
+    if score["concept"] >= DEITY_CUE and score["creature"] > score["concept"]:
+        # a god is often named by its form ("the Platinum Dragon"): the head noun votes for a
+        # creature on every mention, a deity cue ("the symbol of X") only where one is said
+        return "concept"
     if score and score.most_common(1)[0][1] >= 3:
         return score.most_common(1)[0][0]
     if c.locative >= 2 and c.locative >= 0.4 * c.mentions:
@@ -229,7 +236,7 @@ def narrated(entry: Entry) -> bool:
 def _count_context(c: Candidate, before: str, after: str) -> None:
     """Votes and counts from the text around one mention."""
     if _DEITY_BEFORE.search(before) or _DEITY_AFTER.match(after):
-        c.type_votes["concept"] += 2
+        c.type_votes["concept"] += DEITY_CUE
     elif m := _NAMED.search(before):
         c.explicit = True
         c.descriptions[m.group("desc")] += 1
