@@ -73,7 +73,7 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     ("join", ""): ("member_of", False),
     ("leave", ""): ("left", False),
     **{(v, ""): ("banished", False) for v in words("banish exile")},
-    **{(v, ""): ("spoke_with", False) for v in words("ask tell warn")},
+    ("warn", ""): ("warned", False),  # not "ask" / "tell": "I ask Grog over to pull" is a plan
     **{(v, ""): ("threatened", False) for v in words("threaten")},
     **{(v, ""): ("distrusts", False) for v in words("distrust")},
     ("visit", ""): ("travelled_to", False),
@@ -93,6 +93,7 @@ SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types
     "member_of": ({"npc", "player", "creature"}, {"faction"}),
     "banished": ({"npc", "player", "faction"}, {"npc", "player", "creature"}),
     "threatened": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
+    "warned": ({"npc", "player"}, {"npc", "player", "faction"}),
     "distrusts": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
     "travelled_with": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
 }
