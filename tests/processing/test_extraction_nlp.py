@@ -161,3 +161,15 @@ def test_a_god_named_by_its_form_is_a_concept_not_a_creature() -> None:
     result = extract_knowledge(entries(lines), [])
     types = {e.name: e.type for e in result.entities}
     assert types.get("Platinum Dragon") == "concept"
+
+
+def test_a_player_who_says_whom_they_play_gets_the_character_without_answers() -> None:
+    lines = [
+        ("LAURA", "I'm playing Vex'ahlia tonight, the ranger."),
+        ("MATT", "Vex'ahlia steps into the tavern of Kraghammer. The dwarves stare."),
+        ("MATT", "Vex'ahlia draws her bow. Vex'ahlia takes aim at the goblin."),
+        ("MATT", "The goblin flees from Vex'ahlia into the mines."),
+    ]
+    result = extract_knowledge(entries(lines), [])
+    vex = next(e for e in result.entities if e.name == "Vex'ahlia")
+    assert vex.type == "player" and vex.attributes.get("played_by") == "LAURA"
