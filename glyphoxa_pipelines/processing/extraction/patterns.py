@@ -26,12 +26,13 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
     merge_name_parts,
 )
 from glyphoxa_pipelines.processing.extraction.characters import Cast, addressee, read_cast
+from glyphoxa_pipelines.processing.extraction.coreference import third_person_antecedents
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
     WordStats,
     scan_spans,
 )
-from glyphoxa_pipelines.processing.extraction.nlp import known_names_ruler, parse
+from glyphoxa_pipelines.processing.extraction.nlp import ParsedSentences, known_names_ruler
 from glyphoxa_pipelines.processing.extraction.relations import (
     Fact,
     base_confidence,
@@ -54,8 +55,6 @@ from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
-
     from glyphoxa_pipelines.providers.embeddings import Embedder
 
 
@@ -90,10 +89,10 @@ def extract_knowledge(
     known = [(n, e.type) for e in existing for n in [e.name, *e.aliases]]
 
     sentences = story_sentences(entries, world_names=[n for n, _ in known])
-    docs = parse([s.text for s in sentences], known_names_ruler(known))
+    parsed = ParsedSentences([s.text for s in sentences], known_names_ruler(known))
     spans = scan_spans(sentences, WordStats(sentences))
     candidates = gather_candidates(sentences, spans, excluded)
-    add_parse_evidence(candidates, spans, docs)
+    add_parse_evidence(candidates, spans, parsed)
     merged_into = merge_name_parts(candidates, resolver)
     cast = read_cast(entries, excluded)
 
@@ -103,7 +102,7 @@ def extract_knowledge(
 
     entities = found.all_entities()
     mentions = _SentenceMentions(sentences, entities, found.new_aliases, excluded)
-    mentions.read_facts(sentences, docs, entities, _speakers(entries, sentences, cast, entities))
+    mentions.read_facts(sentences, parsed, entities, _speakers(entries, sentences, cast, entities))
     relationships = merge_facts(mentions.facts, campaign_id, session_id, review_threshold)
     relationships += _cooccurrence_facts(
         mentions,
@@ -184,7 +183,7 @@ class _KeepRule:
         """The type a candidate not in the graph is created with, or None to drop it."""
         if any(part in self.excluded for part in k.split()):
             return None  # "Ashley Johnson", "Matthew Mercer": the cast by their full names
-        if self.cast.is_character(k) or any(self.cast.is_character(name_key(f)) for f in c.forms):
+        if any(_player_of(self.cast, f) for f in [k, *c.forms]):
             return "player"  # answered to at the table by one player: their character
         strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
         # once is enough for a place or people the DM names with a cue: "Kima of Vord"
@@ -204,12 +203,22 @@ class _KeepRule:
         if kind is None:
             if c.mentions < max(3, self.min_mentions) or _common_word(k):
                 return None  # "Role", "News": capitalized words with no sign of being names
+            if c.ner and set(c.ner) <= _BRAND_LABELS:
+                return None  # no cue, and the parser reads a brand or a title: "Cthulhu"
             kind = "npc"
         elif not strong and _common_word(k):
             return None
         return kind if len(k) >= 3 else None
 
 
+def _player_of(cast: Cast, form: str) -> str | None:
+    """The player of a character's name or of its full form: "Grog Strongjaw" and
+    "Vax'ildan" when the table calls them "Grog" and "Vax"."""
+    first = re.split(r"[\s'’]", form.strip(), maxsplit=1)[0]
+    return cast.played_by.get(name_key(form)) or cast.played_by.get(name_key(first))
+
+
+_BRAND_LABELS = frozenset("ORG PRODUCT WORK_OF_ART EVENT".split())
 _NOT_NAME_LABELS = frozenset(
     "DATE TIME CARDINAL ORDINAL MONEY QUANTITY PERCENT NORP LANGUAGE LAW".split()
 )
@@ -298,9 +307,7 @@ class _SessionEntities:
                 aliases.append(form)
         attributes: dict[str, Any] = {"mentions": c.mentions}
         if kind == "player":
-            player = self.cast.played_by.get(k) or next(
-                (self.cast.played_by[name_key(f)] for f in c.forms
-                 if name_key(f) in self.cast.played_by), None)
+            player = next(filter(None, (_player_of(self.cast, f) for f in [k, *c.forms])), None)
             if player:
                 attributes["played_by"] = player
         if c.descriptions:
@@ -365,14 +372,24 @@ class _SentenceMentions:
     def read_facts(
         self,
         sentences: list[Sentence],
-        docs: list[Doc],
+        parsed: ParsedSentences,
         entities: dict[str, Entity],
         speakers: list[Speakers],
     ) -> None:
-        """Add the dependency parse's subject-verb-object facts of every sentence."""
-        for s, doc, spans, who in zip(sentences, docs, self.spans, speakers, strict=True):
-            if len(spans) + (who.me is not None) + (who.you is not None) >= 2:
-                self.facts += svo_facts(s, doc, spans, entities, who, base_confidence)
+        """Add the dependency parse's subject-verb-object facts of the sentences that could
+        hold one: two mentions, or one and a pronoun with a referent ("I", "you", "she";
+        only these are parsed)."""
+        thirds = third_person_antecedents(sentences, self.spans, entities)
+        speakers = [replace(who, third=t) for who, t in zip(speakers, thirds, strict=True)]
+        rows = [
+            i
+            for i, (spans, who) in enumerate(zip(self.spans, speakers, strict=True))
+            if len(spans) + who.count() >= 2
+        ]
+        for i, doc in zip(rows, parsed.docs(rows), strict=True):
+            self.facts += svo_facts(
+                sentences[i], doc, self.spans[i], entities, speakers[i], base_confidence
+            )
 
 
 def _cooccurrence_facts(

@@ -249,11 +249,14 @@ def pattern_facts(
                     out.append(Fact(src, dst, rel_type, base - (0.05 if appositive else 0),
                                      "stated", text, s.entry, {"role": " ".join(role_words)}))
                 continue
-        # "Kima of Vord" inside one span was split by the finder into two mentions
+        # "Kima of Vord" inside one span was split by the finder into two mentions: the text
+        # states the link (stated); which link it is, origin or membership, is our reading,
+        # hence the confidence below the review threshold
         if _OF_LINK.fullmatch(between) and ea.type in ("npc", "player"):
             rel_type = "member_of" if eb.type == "faction" else "comes_from"
             if type_ok(rel_type, ea, eb):
-                out.append(Fact(a, b, rel_type, base - 0.2, "inferred", text, s.entry))
+                out.append(Fact(a, b, rel_type, base - 0.2, "stated", text, s.entry,
+                                {"pattern": "X of Y"}))
             continue
         for regex, rel_type, reverse in _REL_PATTERNS:
             if regex.match(between):

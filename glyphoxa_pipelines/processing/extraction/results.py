@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v1"  # v1: spaCy parse, in-game sentences only, the table's characters
+EXTRACTOR_VERSION = "spacy-v2"  # v2: narration pronouns, the story cast, gods by their form
+# v1: spaCy parse, in-game sentences only, the table's characters
 LLM_EXTRACTOR_VERSION = "llm-v2"  # v2: structured outputs (JSON schema), in-game text only
 
 

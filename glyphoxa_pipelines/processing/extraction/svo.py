@@ -66,6 +66,18 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     ("carry", ""): ("carried", False),
     ("catch", ""): ("rescued", False),
     ("give", "to"): ("gave_to", False),
+    # read on the players' recorded introductions (C1E006) and checked on C1E005's
+    ("devote", "to"): ("worships", False),
+    **{("grow", p): ("grew_up_in", False) for p in ("in", "near")},
+    **{("bear", p): ("comes_from", False) for p in ("in", "into")},  # "was born in X"
+    ("join", ""): ("member_of", False),
+    ("leave", ""): ("left", False),
+    **{(v, ""): ("banished", False) for v in words("banish exile")},
+    ("warn", ""): ("warned", False),  # not "ask" / "tell": "I ask Grog over to pull" is a plan
+    **{(v, ""): ("threatened", False) for v in words("threaten")},
+    **{(v, ""): ("distrusts", False) for v in words("distrust")},
+    ("visit", ""): ("travelled_to", False),
+    ("accompany", ""): ("travelled_with", False),
 }
 SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types, target types)
     "travelled_to": ({"npc", "player", "creature", "faction"}, {"location"}),
@@ -76,8 +88,20 @@ SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types
     "carried": ({"npc", "player", "creature"}, {"npc", "player", "creature", "item"}),
     "spoke_with": ({"npc", "player"}, {"npc", "player"}),
     "met": ({"npc", "player", "faction"}, {"npc", "player", "creature", "faction"}),
+    "grew_up_in": ({"npc", "player"}, {"location"}),
+    "left": ({"npc", "player", "creature", "faction"}, {"location"}),
+    "member_of": ({"npc", "player", "creature"}, {"faction"}),
+    "banished": ({"npc", "player", "faction"}, {"npc", "player", "creature"}),
+    "threatened": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
+    "warned": ({"npc", "player"}, {"npc", "player", "faction"}),
+    "distrusts": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
+    "travelled_with": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
 }
 PERSON_PRONOUNS = frozenset(words("i you"))
+THIRD_PERSON = frozenset(words("he him she her"))
+# a guess costs confidence: the table's roles ("I", the DM's "you") are a good one; the last
+# person named is a weaker one, always below the default review threshold (0.7)
+COREFERENCE_PENALTY = {"speaker": 0.15, "narration": 0.25}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +110,11 @@ class Speakers:
 
     me: str | None = None
     you: str | None = None
+    third: str | None = None  # "he" / "she": the one person the narration is following
+
+    def count(self) -> int:
+        """How many referents the pronouns add to the sentence's named mentions."""
+        return (self.me is not None) + (self.you is not None) + (self.third is not None)
 
 
 def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
@@ -102,16 +131,19 @@ def _with_conjuncts(token: Token) -> list[Token]:
 
 def _referent(
     token: Token, spans: list[tuple[int, int, str]], speakers: Speakers
-) -> tuple[str | None, bool]:
-    """(entity id, by coreference) of a subject or object token."""
+) -> tuple[str | None, str | None]:
+    """(entity id, how a pronoun was resolved: "speaker" / "narration", None for a name)
+    of a subject or object token."""
     if (eid := _mention_at(token, spans)) is not None:
-        return eid, False
+        return eid, None
     low = token.lower_
     if low in ("i", "me") and speakers.me:
-        return speakers.me, True
+        return speakers.me, "speaker"
     if low == "you" and speakers.you:
-        return speakers.you, True
-    return None, False
+        return speakers.you, "speaker"
+    if low in THIRD_PERSON and speakers.third:
+        return speakers.third, "narration"
+    return None, None
 
 
 def _svo_ok(rel_type: str, source: Entity, target: Entity) -> bool:
@@ -158,8 +190,7 @@ def svo_facts(
                 for t in _with_conjuncts(c)
             ]
         for subj, passive in subjects:
-            src, src_coref = _referent(subj, spans, speakers)
-            if src is None:
+            if _referent(subj, spans, speakers)[0] is None:
                 continue
             for obj, prep in objects:
                 if passive and prep == "by":
@@ -177,11 +208,11 @@ def svo_facts(
                     a, b = b, a
                 if not _svo_ok(rel_type, entities[a], entities[b]):
                     continue
-                coref = src_coref or a_coref or b_coref
-                confidence = base_confidence(s) - (0.15 if coref else 0.0)
+                coref = a_coref or b_coref
+                confidence = base_confidence(s) - COREFERENCE_PENALTY.get(coref or "", 0.0)
                 out.append(
                     Fact(a, b, rel_type, round(confidence, 3), "stated", s.text, s.entry,
                          {"verb": verb.text.lower(), "method": "dependency"}
-                         | ({"coreference": "speaker"} if coref else {}))
+                         | ({"coreference": coref} if coref else {}))
                 )
     return out

@@ -1,0 +1,51 @@
+"""Who "he" and "she" are in narration: the one person the story is following.
+
+Real play names two entities in one sentence rarely (16 of 2,654 in-game sentences of CRD3's
+C1E003); the rest of a fact is carried by pronouns: "Pike grew up near the Bramblewood. ...
+She prayed and healed this barbarian." A full coreference model is more than the offline
+extractor may load, so the rule is the narrow one a reader uses first: inside one narrated
+turn (the DM's, or a player's recorded monologue), a third-person pronoun stands for the
+person last named alone. A sentence naming two or more people makes "he" ambiguous, and the
+antecedent is dropped until one person is named alone again; a new turn starts with none.
+Quoted speech is skipped (an NPC's "he" is the speaker's world, not the narration's). Facts
+read through it carry the coreference penalty, so at the default threshold they are queued
+for the DM's review.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from glyphoxa_pipelines.memory.models import Entity
+from glyphoxa_pipelines.processing.extraction.candidates import narrated
+from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
+
+PERSON_TYPES = frozenset({"npc", "player"})
+
+
+def third_person_antecedents(
+    sentences: Sequence[Sentence],
+    spans: Sequence[Sequence[tuple[int, int, str]]],
+    entities: dict[str, Entity],
+) -> list[str | None]:
+    """Per sentence, the entity id "he" / "she" / "him" / "her" stand for, or None.
+
+    `spans` parallel `sentences`: each sentence's (start, end, entity id) mentions. The
+    antecedent of a sentence comes from the sentences before it in the same turn, so a
+    sentence's own names never resolve its own pronouns ("Grog hit him" is not Grog)."""
+    out: list[str | None] = []
+    current: str | None = None
+    entry = None
+    for s, mentions in zip(sentences, spans, strict=True):
+        if s.entry is not entry:
+            entry, current = s.entry, None
+        if s.quoted or not narrated(s.entry):
+            out.append(None)
+            continue
+        out.append(current)
+        people = {eid for _, _, eid in mentions if entities[eid].type in PERSON_TYPES}
+        if len(people) == 1:
+            current = next(iter(people))
+        elif people:
+            current = None
+    return out
