@@ -2,7 +2,7 @@
 first eight episodes (CRD3, C1E001-C1E008) held as one campaign.
 
     python bench/crd3_play.py                            # ../shared/data/crd3
-    python bench/crd3_play.py --episodes 2 --per-episode 20   # a quick look
+    python bench/crd3_play.py --episodes 2 --fit-episodes 1 --per-episode 20  # a quick look
     python bench/crd3_play.py --dump-candidates F.pkl    # for bench/replay_turns.py --split 4
 
 A summary sentence ("Scanlan sings a song of rest, and they find Foreman Herris") is what a
@@ -57,7 +57,7 @@ BUDGET_TOKENS = 1500
 GOLD_TURNS = 12  # a scene's worth of short table-talk turns
 MIN_SHARED = 3  # distinct rare words a sentence must share with its scene
 RARE_IDF = 2.0  # a word in fewer than ~1 in 7 of the episode's turns
-FIT_EPISODES = range(0, 4)  # episodes 1-4 (0-based); 5-8 are held out
+FIT_EPISODES = 4  # episodes 1-4 are the fit half; the rest are held out
 SKIP_HEADINGS = re.compile(r"pre-show|announcement|break|post-show|previously|recap", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'\[])")
 
@@ -157,15 +157,15 @@ def _entries_op(cid: str) -> Any:
     return rows
 
 
-def _half(episode: int) -> str:
-    return "fit_e1_4" if episode in FIT_EPISODES else "held_out_e5_8"
+def _half(episode: int, fit_episodes: int) -> str:
+    return "fit" if episode < fit_episodes else "held_out"
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per half and overall: each method's mean recall and first-result-episode rate, and the
-    tool's ratio to each baseline."""
+    tool's ratio to each baseline (halves: `--fit-episodes`)."""
     out: dict[str, Any] = {}
-    for half in ("all", "fit_e1_4", "held_out_e5_8"):
+    for half in ("all", "fit", "held_out"):
         part = [r for r in rows if half == "all" or r["half"] == half]
         if not part:
             continue
@@ -245,7 +245,7 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                     got |= set(res["source"].get("entry_ids", []))
                 first = out["results"][0]["source"]["session_id"] if out["results"] else None
                 row: dict[str, Any] = {
-                    "episode": n, "half": _half(n), "question": sentence,
+                    "episode": n, "half": _half(n, args.fit_episodes), "question": sentence,
                     "tool": sum(g in got for g in gold) / len(gold),
                     "tool_first": float(first == sids[n])}
                 qvec = np.asarray(await svc.embedder.embed(sentence))
@@ -299,6 +299,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--episodes", type=int, default=8, help="the first N episodes")
+    ap.add_argument("--fit-episodes", type=int, default=FIT_EPISODES,
+                    help="the first N episodes are the fit half, the rest held out")
     ap.add_argument("--per-episode", type=int, default=0,
                     help="at most N aligned sentences per episode (0: all)")
     ap.add_argument("--top-k", type=int, default=30, help="results asked of the tool")

@@ -30,7 +30,12 @@ sys.path.insert(0, str(ROOT))
 
 from realtime.question_time import in_named_period, named_periods  # noqa: E402
 from realtime.session_search import candidate_turns, passages  # noqa: E402
-from realtime.turn_ranking import TURN_BIAS, TURN_WEIGHTS, turn_features  # noqa: E402
+from realtime.turn_ranking import (  # noqa: E402
+    TURN_BIAS,
+    TURN_WEIGHTS,
+    lift_neighbours,
+    turn_features,
+)
 
 STOP_WORDS = frozenset("what when where who which why how did does do is was were the a an in "
                        "on at of to and or for".split())
@@ -154,21 +159,6 @@ def features(q: dict[str, Any], extras: list[str]) -> tuple[list[int], np.ndarra
     return ids, X, (rows, origin, links)
 
 
-def smooth(scores: Mapping[int, float], links: Mapping[int, tuple[int | None, int | None]],
-           a: float) -> dict[int, float]:
-    """Each turn's score raised by `a` times its better neighbour's evidence probability
-    (log-odds in, log-odds out): a turn beside a likely answer is likelier itself."""
-    if a == 0:
-        return dict(scores)
-    p = {i: 1 / (1 + np.exp(-max(-60.0, min(60.0, s)))) for i, s in scores.items()}
-    out = {}
-    for i, s in scores.items():
-        near = max((p[n] for n in links.get(i, (None, None)) if n is not None and n in p),
-                   default=0.0)
-        out[i] = s + a * near
-    return out
-
-
 def recall(q: dict[str, Any], scores: Mapping[int, float], budget: int) -> float:
     def scorer(rows: Any, origin: Any, links: Any, query: str) -> Mapping[int, float]:
         return scores
@@ -197,7 +187,7 @@ def main() -> None:
     ap.add_argument("--c", type=float, default=0.03)
     ap.add_argument("--budget", type=int, default=1500)
     ap.add_argument("--smooth", default="0",
-                    help="comma-separated neighbour smoothing strengths to compare (`smooth`)")
+                    help="neighbour lifts to compare, e.g. 0,1 (`turn_ranking.lift_neighbours`)")
     ap.add_argument("--split", type=int, default=5,
                     help="conversations below it are one half, the rest the other")
     ap.add_argument("--fit-set", default="",
@@ -245,7 +235,7 @@ def main() -> None:
                     s = X[:, : len(current)] @ current + TURN_BIAS
                 else:
                     s = X @ model[0] + model[1]
-                scored = smooth(dict(zip(ids, s.tolist(), strict=True)), links, a)
+                scored = lift_neighbours(dict(zip(ids, s.tolist(), strict=True)), links, a)
                 rec.setdefault(q["category"], []).append(recall(q, scored, args.budget))
             every = [v for vs in rec.values() for v in vs]
             if a:
