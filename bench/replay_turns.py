@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import re
 import statistics
 import sys
 from collections.abc import Callable, Mapping
@@ -29,9 +30,17 @@ sys.path.insert(0, str(ROOT))
 
 from realtime.question_time import in_named_period, named_periods  # noqa: E402
 from realtime.session_search import candidate_turns, passages  # noqa: E402
-from realtime.turn_ranking import TURN_BIAS, TURN_WEIGHTS, turn_features  # noqa: E402
+from realtime.turn_ranking import (  # noqa: E402
+    TURN_BIAS,
+    TURN_WEIGHTS,
+    lift_neighbours,
+    turn_features,
+)
 
-CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
+STOP_WORDS = frozenset("what when where who which why how did does do is was were the a an in "
+                       "on at of to and or for".split())
+
+CATEGORIES = {0: "crd3_play", 1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
 
 Extra = Callable[[dict[str, Any], dict[int, dict[str, Any]], dict[int, int]], dict[int, float]]
 
@@ -96,7 +105,42 @@ def session_best_gap(q: dict[str, Any], rows: dict[int, dict[str, Any]],
     return {i: best.get(sess[i], top) - top for i in rows}
 
 
+_CAPITAL = re.compile(r"\b[A-Z][a-zA-Z'\-]+")
+
+
+def question_names(question: str) -> set[str]:
+    """Capitalised words of the question past its first word (names of people, places,
+    things: "Kraghammer", "Caroline"), lower-cased, stop words out."""
+    words = _CAPITAL.findall(question)[1:] if question[:1].isupper() else _CAPITAL.findall(
+        question)
+    return {w.lower().strip("'") for w in words} - set(STOP_WORDS)
+
+
+def names_in_turn(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+                  origin: dict[int, int]) -> dict[int, float]:
+    """Share of the question's names that the turn's text says (not who speaks it)."""
+    names = question_names(q["question"])
+    if not names:
+        return dict.fromkeys(rows, 0.0)
+    return {i: sum(bool(re.search(rf"\b{re.escape(n)}", str(r["text"]).lower())) for n in names)
+            / len(names) for i, r in rows.items()}
+
+
+_RETELLING = re.compile(
+    r"\b(last (time|session|game|we left)|previously|left off|recap|as you (recall|remember))\b",
+    re.I)
+
+
+def retelling(q: dict[str, Any], rows: dict[int, dict[str, Any]],
+              origin: dict[int, int]) -> dict[int, float]:
+    """The turn retells something earlier ("last we left off", "previously", "remember
+    when"): a recap, not the scene where it happened."""
+    return {i: float(bool(_RETELLING.search(str(r["text"])))) for i, r in rows.items()}
+
+
 EXTRAS: dict[str, Extra] = {
+    "retelling": retelling,
+    "names_in_turn": names_in_turn,
     "named_period": named_period,
     "session_best_gap": session_best_gap,
     "session_hits": session_hits,
@@ -142,21 +186,31 @@ def main() -> None:
     ap.add_argument("--extra", default="", help="comma-separated names of EXTRAS")
     ap.add_argument("--c", type=float, default=0.03)
     ap.add_argument("--budget", type=int, default=1500)
+    ap.add_argument("--smooth", default="0",
+                    help="neighbour lifts to compare, e.g. 0,1 (`turn_ranking.lift_neighbours`)")
     ap.add_argument("--split", type=int, default=5,
                     help="conversations below it are one half, the rest the other")
+    ap.add_argument("--fit-set", default="",
+                    help="conversations fitted on, e.g. 0-4,10-13 (the rest held out): for a "
+                         "merged dump of several data sets; overrides --split")
     args = ap.parse_args()
     halves = {f"fit_0_{args.split - 1}": set(range(args.split)),
               f"held_out_{args.split}_9": set(range(args.split, 10))}
+    if args.fit_set:
+        fitted = {c for part in args.fit_set.split(",")
+                  for a, _, b in [part.partition("-")] for c in range(int(a), int(b or a) + 1)}
+        halves = {"fit": fitted, "held_out": set(range(1000)) - fitted}
     extras = [e for e in args.extra.split(",") if e]
+    strengths = [float(a) for a in args.smooth.split(",")]
     for e in extras:
         if e not in EXTRAS:
             sys.exit(f"unknown extra feature {e!r}; known: {', '.join(EXTRAS)}")
     qs = pickle.loads(args.data.read_bytes())
     prepared = []
     for q in qs:
-        ids, X, _ = features(q, extras)
+        ids, X, (_rows, _origin, links) = features(q, extras)
         gold = set(q["gold"])
-        prepared.append((q, ids, X, np.array([i in gold for i in ids], dtype=np.int8)))
+        prepared.append((q, ids, X, np.array([i in gold for i in ids], dtype=np.int8), links))
     current = np.array(list(TURN_WEIGHTS.values()))
     out: dict[str, Any] = {"questions": len(qs), "extras": extras}
     for half, convs in halves.items():
@@ -169,22 +223,29 @@ def main() -> None:
         if train and any(p[3].any() for p in train):
             models["cross"] = fit(np.vstack([p[2] for p in train]),
                                   np.concatenate([p[3] for p in train]), args.c)
-        for name, model in models.items():
+            w, b = models["cross"]
+            names = [*TURN_WEIGHTS, *extras]
+            block["cross_weights"] = {n: round(float(v), 4) for n, v in zip(names, w,
+                                                                            strict=True)}
+            block["cross_bias"] = round(b, 4)
+        for (name, model), a in ((m, a) for m in models.items() for a in strengths):
             rec: dict[int, list[float]] = {}
-            for q, ids, X, _y in test:
+            for q, ids, X, _y, links in test:
                 if model is None:
                     s = X[:, : len(current)] @ current + TURN_BIAS
                 else:
                     s = X @ model[0] + model[1]
-                rec.setdefault(q["category"], []).append(
-                    recall(q, dict(zip(ids, s.tolist(), strict=True)), args.budget))
+                scored = lift_neighbours(dict(zip(ids, s.tolist(), strict=True)), links, a)
+                rec.setdefault(q["category"], []).append(recall(q, scored, args.budget))
             every = [v for vs in rec.values() for v in vs]
+            if a:
+                name = f"{name}_smooth_{a}"
             block[name] = {"recall": round(statistics.mean(every), 4), "by_category": {
                 CATEGORIES.get(c, str(c)): round(statistics.mean(v), 4)
                 for c, v in sorted(rec.items())}}
         out[half] = block
         print(half, json.dumps(block))
-    coverage = [sum(g in set(ids) for g in q["gold"]) / len(q["gold"]) for q, ids, _X, _y
+    coverage = [sum(g in set(ids) for g in q["gold"]) / len(q["gold"]) for q, ids, _X, _y, _l
                 in prepared]
     out["gold_among_candidates"] = round(statistics.mean(coverage), 4) if coverage else None
     print(f"gold among the candidate turns: {out['gold_among_candidates']}")

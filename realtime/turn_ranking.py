@@ -49,6 +49,10 @@ TURN_WEIGHTS: Mapping[str, float] = {
 }
 TURN_BIAS = -11.5374
 RANK_K = 11  # the rank features' 1 / (RANK_K + rank)
+# Neighbour lift: each turn's log-odds raised by this much times its better adjacent turn's
+# evidence probability, so the packing keeps a scene together around a likely answer (a
+# summary of an event is answered by a run of short table-talk turns, not one line).
+NEIGHBOUR_LIFT = 1.0
 
 _STOP = frozenset(
     "a an the and or but if of to in on at for with about from by as is are was were be been "
@@ -161,11 +165,26 @@ def turn_scores(
     links: Links,
     query: str,
 ) -> dict[int, float]:
-    """Log-odds that each candidate turn is evidence for `query` (higher first)."""
-    return {
+    """Log-odds that each candidate turn is evidence for `query` (higher first), each lifted
+    by its better neighbour's (`lift_neighbours`)."""
+    own = {
         i: TURN_BIAS + sum(TURN_WEIGHTS[name] * value for name, value in f.items())
         for i, f in turn_features(rows, origin, links, query).items()
     }
+    return lift_neighbours(own, links, NEIGHBOUR_LIFT)
+
+
+def lift_neighbours(scores: Mapping[int, float], links: Links, strength: float
+                    ) -> dict[int, float]:
+    """Each turn's log-odds plus `strength` times the better evidence probability of its
+    adjacent candidate turns (computed from the unlifted scores, so the lift does not chain
+    along a run)."""
+    if strength == 0:
+        return dict(scores)
+    p = {i: evidence_probability(s) for i, s in scores.items()}
+    return {i: s + strength * max((p[n] for n in links.get(i, (None, None))
+                                   if n is not None and n in p), default=0.0)
+            for i, s in scores.items()}
 
 
 def evidence_probability(score: float) -> float:

@@ -101,3 +101,13 @@ def test_a_turn_spoken_in_the_period_the_question_names_comes_first() -> None:
     assert scores[2] > scores[1]
     plain = tr.turn_scores(rows, origin, links, "When did Bo go camping?")
     assert plain[1] > plain[2]  # no period named: candidate order breaks the tie
+
+
+def test_the_neighbour_of_a_likely_answer_is_lifted_but_the_lift_does_not_chain() -> None:
+    scores = {1: 4.0, 2: -6.0, 3: -6.0, 4: -6.0}
+    links = _chain([1, 2, 3, 4])
+    lifted = tr.lift_neighbours(scores, links, 1.0)
+    assert lifted[2] > lifted[3] == pytest.approx(lifted[4])
+    assert lifted[2] == pytest.approx(-6.0 + tr.evidence_probability(4.0))
+    assert lifted[1] > scores[1]  # by its neighbour's small probability only
+    assert tr.lift_neighbours(scores, links, 0.0) == scores
