@@ -29,6 +29,10 @@ _FILLER = re.compile(
     re.IGNORECASE,
 )
 MIN_TOPIC_WORDS = 2
+# The search tool's query limit (`SearchSessionsArgs.query`): a long DM speech with a cue in
+# it must still make a valid search, of the words around the cue.
+MAX_TOPIC_CHARS = 500
+_SENTENCE = re.compile(r"[^.!?]*(?:[.!?]+|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,18 @@ def detect(text: str, finder: MentionFinder | None) -> list[Trigger]:
     cue = TEMPORAL_CUES.search(text)
     if cue is not None:
         topic = topic_of(text)
+        if len(topic) > MAX_TOPIC_CHARS:
+            topic = _bounded_topic(text, cue.start())
         if len(topic.split()) >= MIN_TOPIC_WORDS:
             out.append(Trigger("memory", topic, cue.group(0)))
     return out
+
+
+def _bounded_topic(text: str, at: int) -> str:
+    """The topic of the sentence holding the cue at `at`, cut at a word to the query limit:
+    in a long speech, that sentence is what the question is about."""
+    sentence = next((m.group(0) for m in _SENTENCE.finditer(text) if m.end() > at), text)
+    topic = topic_of(sentence)
+    if len(topic) <= MAX_TOPIC_CHARS:
+        return topic
+    return topic[:MAX_TOPIC_CHARS + 1].rsplit(" ", 1)[0][:MAX_TOPIC_CHARS]

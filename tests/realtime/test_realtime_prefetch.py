@@ -33,6 +33,25 @@ def test_temporal_cues_fire_a_topic_search() -> None:
     assert [t for t in detect("I like the north road", FINDER) if t.kind == "memory"] == []
 
 
+def test_a_long_speech_makes_a_valid_search_of_the_cue_sentence() -> None:
+    """A cue inside a long DM speech: the topic is the cue's sentence, within the search
+    tool's query limit (a longer one failed validation and lost the pre-fetch)."""
+    from realtime.prefetch.triggers import MAX_TOPIC_CHARS
+    from realtime.tools.args import SearchSessionsArgs
+
+    filler = "The rain keeps falling on the slate roofs of the old harbour town. " * 12
+    speech = filler + "Do you remember the smugglers tunnel under the lighthouse? " + filler
+    (trig,) = detect(speech, None)
+    assert trig.kind == "memory" and trig.key == "the smugglers tunnel under the lighthouse"
+    endless = "Do you remember " + "the long grey road " * 60
+    (trig,) = detect(endless, None)
+    assert 0 < len(trig.key) <= MAX_TOPIC_CHARS and trig.key.startswith("the long grey road")
+    assert not trig.key.endswith(" ro")  # cut at a word
+    SearchSessionsArgs(query=trig.key)  # a valid search
+    short = detect("Last time, what happened at the mill?", None)
+    assert short[0].key == "at the mill"  # short partials keep their whole topic
+
+
 def test_cache_ttl_and_visibility() -> None:
     cache = PrefetchCache(ttl_s=60)
     trig = Trigger("entity", "x", "X")
