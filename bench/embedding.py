@@ -10,6 +10,8 @@ old live path), ONNX float, ONNX int8 (the new live path).
 
     PYTHONPATH=. python bench/embedding.py [--data DIR] [--every 1] [--rounds 2]
 
+`--locomo 0,5` instead measures only whether a query path loses evidence: LoCoMo
+conversations' turns embedded once, each question by every query path, dense recall@10.
 `--every N` keeps every N-th text (chunks and turns alike) for a quicker run on a busy machine.
 Skips cleanly without the data. Last line: one JSON object {"bench": "embedding", ...}.
 """
@@ -135,6 +137,52 @@ def bench_queries(n: int) -> dict[str, Any]:
     }
 
 
+def bench_locomo_dense(data: Path, conversations: list[int], k: int = 10) -> dict[str, Any]:
+    """Does a query encoder lose evidence? Per LoCoMo conversation, its turns are embedded
+    once (float, as the pipeline does) and every question of categories 1-4 by each query
+    path; evidence recall@k of the top-k turns by cosine, per path, side by side."""
+    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+    from realtime.query_embedding import QueryEmbedder
+
+    convs = json.loads((data / "locomo" / "locomo10.json").read_text())
+    onnx, torch_only = SentenceTransformerEmbedder(), SentenceTransformerEmbedder(backend="torch")
+    paths = {
+        "torch_int8": QueryEmbedder(torch_only, quantize=True, cache=0),
+        "onnx_float": QueryEmbedder(onnx, quantize=False, cache=0),
+        "onnx_int8": QueryEmbedder(onnx, quantize=True, cache=0),
+    }
+    found: dict[str, list[float]] = {name: [] for name in paths}
+    per_conversation: dict[str, dict[str, float]] = {}
+    for ci in conversations:
+        conv = convs[ci]["conversation"]
+        turns = [
+            t for key, value in conv.items()
+            if key.startswith("session_") and isinstance(value, list) for t in value
+        ]
+        ids = [t["dia_id"] for t in turns]
+        docs = onnx.embed([f"{t['speaker']}: {t['text']}" for t in turns])
+        questions = [q for q in convs[ci]["qa"] if q.get("category") in (1, 2, 3, 4)]
+        mine: dict[str, list[float]] = {name: [] for name in paths}
+        for q in questions:
+            gold = set(q["evidence"])
+            if not gold:
+                continue
+            for name, path in paths.items():
+                top = np.argsort(-(docs @ path.embed_sync(q["question"])))[:k]
+                mine[name].append(len(gold & {ids[i] for i in top}) / len(gold))
+        per_conversation[convs[ci]["sample_id"]] = {
+            name: round(float(np.mean(v)), 4) for name, v in mine.items()
+        }
+        for name, v in mine.items():
+            found[name].extend(v)
+    return {
+        "k": k,
+        "questions": len(found["onnx_int8"]),
+        f"evidence_recall_at_{k}": {n: round(float(np.mean(v)), 4) for n, v in found.items()},
+        "per_conversation": per_conversation,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path,
@@ -142,7 +190,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=1, help="keep every N-th text")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--queries", type=int, default=150)
+    ap.add_argument("--locomo", default="",
+                    help="only the query encoders' dense recall on these LoCoMo conversations "
+                         "(comma-separated indexes, e.g. 0,5)")
     args = ap.parse_args(argv)
+    if args.locomo:
+        if not (args.data / "locomo" / "locomo10.json").exists():
+            print(json.dumps({"bench": "embedding", "skipped": True, "reason": "no LoCoMo"}))
+            return 0
+        picked = [int(x) for x in args.locomo.split(",")]
+        dense = bench_locomo_dense(args.data, picked)
+        print(json.dumps(dense, indent=2))
+        print(json.dumps({"bench": "embedding", "part": "locomo_dense", "conversations": picked,
+                          "load_average_1m": round(os.getloadavg()[0], 2), **dense}))
+        return 0
     if not (args.data / "crd3" / "cleaned" / "C1E001.json").exists():
         print(f"CRD3 data not found under {args.data}; nothing to measure")
         print(json.dumps({"bench": "embedding", "skipped": True, "reason": "no data"}))
