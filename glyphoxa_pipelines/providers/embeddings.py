@@ -179,7 +179,8 @@ class SentenceTransformerEmbedder:
             if self.backend == "onnx":
                 raise
             log.warning("ONNX Runtime path unavailable (%s); embedding with torch", exc)
-            self._onnx_failed = True
+            # a failed int8 copy (queries only) leaves the float graph in use for documents
+            self._onnx_failed = self._onnx_failed or not quantized
             return None
 
     def embed(self, texts: list[str]) -> np.ndarray:

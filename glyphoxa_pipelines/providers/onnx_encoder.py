@@ -140,7 +140,7 @@ def _quantize(source: Path, target: Path) -> None:
         str(source),
         str(target),
         weight_type=QuantType.QInt8,
-        per_channel=True,  # one scale per output row: closer to float for small weights
+        per_channel=True,  # one scale per output channel of a weight, not one per matrix
         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
     )
 
