@@ -2,8 +2,10 @@
 
 Part 1: one episode (C1E001, ~2,100 turns, ~31k words, ~3.5 h of play): wall time and rows per
 asset. Part 2: all eight episodes as one campaign, then campaign consolidation. Targets on the
-2-core reference machine: one episode <= 60 s, eight <= 6 min (process start-up, database start
-and model loading excluded; they are reported separately).
+2-core reference machine: one episode <= 60 s (issue 17: <= 20 s, and the embedding step
+>= 200 texts/s, chunks and turns together), eight <= 6 min (process start-up, database start
+and model loading excluded; they are reported separately; the first run on a machine also
+exports the encoder to ONNX, in model_load_s).
 
 Quality: ROUGE-1 / ROUGE-L recall of the human wiki synopsis by our summary (computed here:
 lower-cased word tokens, clipped unigram overlap, longest common subsequence), and how many of
@@ -36,6 +38,8 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data"
 EPISODES = [f"C1E00{n}" for n in range(1, 9)]
 ONE_EPISODE_TARGET_S = 60.0
 EIGHT_EPISODES_TARGET_S = 360.0
+EMBEDDING_TARGET_TEXTS_PER_S = 200.0  # issue 17: chunks and turns of C1E001, 2 cores
+ONE_EPISODE_CHAIN_TARGET_S = 20.0  # issue 17 (extraction's share is wt-facts' to cut)
 OUT_OF_STORY_HEADINGS = {"pre-show", "announcements", "break", "featured song"}
 COMMON_ZIPF = 3.5  # wordfreq: at or above this a word is ordinary English
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -138,6 +142,13 @@ def _warm_up(services: Any) -> float:
     return time.perf_counter() - started
 
 
+def _backend(embedder: Any) -> str:
+    """Which path embedded: "onnx" (ONNX Runtime), "torch", or the provider's class."""
+    if hasattr(embedder, "onnx_encoder"):
+        return "onnx" if embedder.onnx_encoder() is not None else "torch"
+    return type(embedder).__name__
+
+
 def _import(db: Any, campaign_id: str, path: Path, start: datetime) -> str:
     from glyphoxa_pipelines.campaign.session_import import import_session
 
@@ -189,8 +200,14 @@ def bench_one(services: Any, data: Path, tag: str) -> dict[str, Any]:
     summary = SummaryStore(db).get(sid)
     entities = KnowledgeGraph(db).find_entities(cid, limit=100_000)
     entity_names = [n for e in entities if e.type != "episode" for n in (e.name, *e.aliases)]
+    emb = results[sid]["chunk_embeddings"].metadata
+    embed_s = (emb["embed_seconds"] or 0) + (emb["turns_embed_seconds"] or 0)
+    embedded = emb["embedded"] + emb["turns_embedded"]
     out = {
         "episode": "C1E001",
+        "embedding_backend": _backend(services.embedder),
+        "embedding_texts_per_s": round(embedded / embed_s, 1) if embed_s else None,
+        "embedding_target_texts_per_s": EMBEDDING_TARGET_TEXTS_PER_S,
         "import_s": round(import_s, 2),
         "chain_s": round(total, 2),
         "chain_process_cpu_s": round(cpu, 2),
@@ -338,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
         "one_episode_s": one["chain_s"],
         "one_episode_process_cpu_s": one["chain_process_cpu_s"],
         "one_episode_within_60s": one["within_target"],
+        "one_episode_within_20s": one["chain_s"] <= ONE_EPISODE_CHAIN_TARGET_S,
+        "embedding_backend": one["embedding_backend"],
+        "embedding_texts_per_s": one["embedding_texts_per_s"],
         "one_episode_rouge1_recall": one["summary_quality"]["story_synopsis"]["rouge1_recall"],
         "one_episode_rougeL_recall": one["summary_quality"]["story_synopsis"]["rougeL_recall"],
         "one_episode_name_coverage": one["synopsis_names"]["coverage"],

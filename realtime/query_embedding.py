@@ -2,9 +2,10 @@
 
 `QueryEmbedder` caches (the same topic is often asked twice in a turn: pre-fetch, then the
 tool) and, for the bundled sentence-transformers model, skips `SentenceTransformer.encode`'s
-batching machinery: its own tokenizer, one forward pass under `torch.inference_mode`, mean
-pooling, L2 norm. Documents keep the pipeline's full-precision embeddings; only the query side
-may run a dynamically int8-quantized copy of the encoder's linear layers (see `QUANTIZE`).
+batching machinery: one unpadded forward pass, mean pooling, L2 norm. It runs the provider's
+ONNX Runtime graph on one non-spinning thread where the provider has one, else torch directly.
+Documents keep the pipeline's full-precision embeddings; only the query side may run a
+dynamically int8-quantized copy of the encoder's linear layers (see `QUANTIZE`).
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ import logging
 import sys
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 log = logging.getLogger(__name__)
 
-# Dynamic int8 for the query encoder: about half the forward time, and although its vectors
-# sit a little off the float ones, a nearest-neighbour ranking barely moves (figures: DESIGN.md,
-# "Session search"). Set False to embed queries exactly as the pipeline embeds documents.
+# Dynamic int8 for the query encoder: through ONNX Runtime (per-channel weights) about half the
+# float graph's time, its vectors within cosine ~0.99 of the float ones (torch's eager int8:
+# ~0.95), and a nearest-neighbour ranking barely moves (figures: DESIGN.md, "Session search"
+# and "Embedding throughput"). Set False to embed queries exactly as the pipeline embeds
+# documents.
 QUANTIZE = True
 # The fast path must agree with the model's own `encode` on a probe sentence at least this
 # well (cosine; int8 / float), else it is switched off (a model with other pooling, say).
@@ -97,7 +101,7 @@ class QueryEmbedder:
         self._configured = False
         self._fast = fast
         self._quantize = quantize
-        self._direct: _DirectEncoder | None = None
+        self._direct: Callable[[str], np.ndarray] | None = None
 
     def _configure(self) -> None:
         """One intra-op thread for single queries: with torch's default (all cores) a busy
@@ -111,13 +115,12 @@ class QueryEmbedder:
         if self._fast:
             self._direct = self._make_direct()
 
-    def _make_direct(self) -> _DirectEncoder | None:
+    def _make_direct(self) -> Callable[[str], np.ndarray] | None:
         emb = self._embedder
-        st_model = getattr(emb, "model", None) if hasattr(emb, "_tokenizer") else None
-        if st_model is None or not _is_mean_pooled_bert(st_model):
-            return None
         try:
-            direct = _DirectEncoder(st_model, emb._tokenizer(), self._quantize)
+            direct = self._onnx_direct(emb) or self._torch_direct(emb)
+            if direct is None:
+                return None
             probe = "Where did the innkeeper hide the silver key last session?"
             agreement = float(direct(probe) @ np.asarray(emb.embed([probe])[0]))
         except Exception:  # noqa: BLE001 - the plain path always works
@@ -127,6 +130,17 @@ class QueryEmbedder:
             log.warning("fast query embedding disagrees with encode (%.3f); not used", agreement)
             return None
         return direct
+
+    def _onnx_direct(self, emb: Any) -> Callable[[str], np.ndarray] | None:
+        make = getattr(emb, "onnx_encoder", None)
+        encoder = make(quantized=self._quantize, threads=self._threads or 1) if make else None
+        return encoder.encode_one if encoder is not None else None
+
+    def _torch_direct(self, emb: Any) -> _DirectEncoder | None:
+        st_model = getattr(emb, "model", None) if hasattr(emb, "_tokenizer") else None
+        if st_model is None or not _is_mean_pooled_bert(st_model):
+            return None
+        return _DirectEncoder(st_model, emb._tokenizer(), self._quantize)
 
     @property
     def embedder(self) -> Any:

@@ -7,6 +7,7 @@ pgvector's cosine distance agrees with what the pipeline computes in memory.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -15,11 +16,19 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from glyphoxa_pipelines.providers import onnx_encoder
 from glyphoxa_pipelines.providers.openai_client import make_client, with_backoff
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 DEFAULT_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
+# "onnx": a mean-pooled BERT through ONNX Runtime (the same vectors to float rounding, faster;
+# see onnx_encoder.py); "torch": sentence-transformers' own `encode`. "auto" takes onnx for the
+# bundled model (whose pooling is known) when ONNX Runtime is installed and the export works,
+# else torch; another local model gets onnx only when asked for by name.
+BACKENDS = ("auto", "onnx", "torch")
+
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -132,22 +141,59 @@ class SentenceTransformerEmbedder:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         device: str = "cpu",
         batch_size: int = 64,
+        backend: str = "auto",
     ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown embedding backend {backend!r}; expected one of {BACKENDS}")
         self.model_path = model_path
         self.model_id = model_id
         self.dimension = dimension
         self.max_tokens = max_tokens
         self.device = device
         self.batch_size = batch_size
+        self.backend = backend
+        self._onnx_failed = False
 
     @property
     def model(self) -> Any:
         with _LOAD_LOCK:
             return _load_sentence_transformer(self.model_path or bundled_model_path(), self.device)
 
+    def onnx_encoder(self, *, quantized: bool = False, threads: int | None = None) -> Any:
+        """The model through ONNX Runtime (an `OnnxSentenceEncoder`), or None where the backend
+        is torch, ONNX Runtime is missing or the export failed (logged once). `threads=1`
+        gives the live path's single-thread, non-spinning session."""
+        if self.backend == "torch" or self.device != "cpu" or self._onnx_failed:
+            return None
+        if self.backend == "auto" and self.model_path is not None:
+            return None
+        try:
+            return onnx_encoder.shared_encoder(
+                self.model_path or bundled_model_path(),
+                lambda: self.model[0].auto_model,
+                quantized=quantized,
+                threads=threads,
+                spin=threads is None,
+            )
+        except (ImportError, onnx_encoder.ExportError) as exc:
+            if self.backend == "onnx":
+                raise
+            log.warning("ONNX Runtime path unavailable (%s); embedding with torch", exc)
+            # a failed int8 copy (queries only) leaves the float graph in use for documents
+            self._onnx_failed = self._onnx_failed or not quantized
+            return None
+
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        encoder = self.onnx_encoder()
+        if encoder is not None:
+            out = encoder.encode(list(texts))
+            if out.shape[1] != self.dimension:
+                raise ValueError(
+                    f"{self.model_id} returned {out.shape[1]} dimensions, expected {self.dimension}"
+                )
+            return out
         vectors = self.model.encode(
             list(texts),
             batch_size=self.batch_size,

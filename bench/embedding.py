@@ -1,0 +1,251 @@
+"""The pipeline's embedding step on a real episode: torch `encode` vs the ONNX Runtime path.
+
+C1E001 (CRD3) goes through import, correction and chunking on a throwaway embedded PostgreSQL;
+then exactly the texts `chunk_embeddings` would embed (its chunks, then its turns as
+'<speaker>: <text>') are embedded by each backend, alternating, `--rounds` times, in one
+process: texts/s per backend, the ratio, and how far the new vectors sit from the old ones
+(cosine min / mean, largest component difference) over the whole episode. The query side
+(one short text at a time, one thread) is compared the same way: torch float, torch int8 (the
+old live path), ONNX float, ONNX int8 (the new live path).
+
+    PYTHONPATH=. python bench/embedding.py [--data DIR] [--every 1] [--rounds 2]
+
+`--locomo 0,5` instead measures only whether a query path loses evidence: LoCoMo
+conversations' turns embedded once, each question by every query path, dense recall@10.
+`--every N` keeps every N-th text (chunks and turns alike) for a quicker run on a busy machine.
+Skips cleanly without the data. Last line: one JSON object {"bench": "embedding", ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+TARGET_TEXTS_PER_S = 200.0
+QUERY_WORDS = (
+    "where did the innkeeper hide silver key dragon guild gold tower wizard goblin forest "
+    "city ship captain ring sword promise debt temple priest who told us about the last time"
+).split()
+
+
+def episode_texts(services: Any, data: Path) -> tuple[list[str], list[str]]:
+    """(chunk texts, turn texts) of C1E001 as the embedding step would read them."""
+    from glyphoxa_pipelines.campaign.session_import import import_session
+    from glyphoxa_pipelines.memory import Campaign, CampaignStore, SemanticIndex
+    from glyphoxa_pipelines.pipeline.runner import run_step
+    from glyphoxa_pipelines.pipeline.session_steps import SESSION_STEPS
+
+    db = services.db
+    CampaignStore(db).upsert(Campaign("bench-embedding", "Critical Role (embedding bench)"))
+    path = data / "crd3" / "cleaned" / "C1E001.json"
+    start = datetime(2015, 3, 12, 19, 0, tzinfo=UTC)
+    sid = import_session(db, "bench-embedding", path, start_at=start).session.id
+    for step in ("raw_transcript", "corrected_transcript", "transcript_chunks"):
+        run_step(SESSION_STEPS[step], services, sid)
+    model = services.embedder.model_id
+    index = SemanticIndex(db)
+    index.register_model(model, services.embedder.dimension)
+    chunks = [c.text for c in index.chunks_missing_embeddings(model, session_id=sid)]
+    turns = [t.embedding_text() for t in index.entries_missing_embeddings(model, session_id=sid)]
+    return chunks, turns
+
+
+def _timed(fn: Any, texts: list[str]) -> tuple[float, np.ndarray]:
+    started = time.perf_counter()
+    vectors = fn(texts)
+    return time.perf_counter() - started, vectors
+
+
+def bench_documents(texts: list[str], rounds: int) -> dict[str, Any]:
+    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+
+    backends = {
+        "torch": SentenceTransformerEmbedder(backend="torch"),
+        "onnx": SentenceTransformerEmbedder(backend="onnx"),
+    }
+    for b in backends.values():
+        b.embed(["warm up"])
+    seconds: dict[str, list[float]] = {name: [] for name in backends}
+    vectors: dict[str, np.ndarray] = {}
+    for _ in range(rounds):
+        for name, embedder in backends.items():
+            s, v = _timed(embedder.embed, texts)
+            seconds[name].append(s)
+            vectors[name] = v
+    rate = {name: len(texts) / float(np.median(s)) for name, s in seconds.items()}
+    cos = (vectors["onnx"] * vectors["torch"]).sum(axis=1)
+    return {
+        "texts": len(texts),
+        "texts_per_s": {k: round(v, 1) for k, v in rate.items()},
+        "seconds": {k: [round(x, 2) for x in v] for k, v in seconds.items()},
+        "onnx_over_torch": round(rate["onnx"] / rate["torch"], 2),
+        "cosine_min": float(cos.min()),
+        "cosine_mean": float(cos.mean()),
+        "max_abs_diff": float(np.abs(vectors["onnx"] - vectors["torch"]).max()),
+    }
+
+
+def bench_queries(n: int) -> dict[str, Any]:
+    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+    from realtime.query_embedding import QueryEmbedder
+
+    rng = random.Random(17)
+    queries = [" ".join(rng.choices(QUERY_WORDS, k=rng.randint(3, 12))) for _ in range(n)]
+    onnx, torch_only = SentenceTransformerEmbedder(), SentenceTransformerEmbedder(backend="torch")
+    paths = {
+        "torch_float": QueryEmbedder(torch_only, quantize=False),
+        "torch_int8": QueryEmbedder(torch_only, quantize=True),
+        "onnx_float": QueryEmbedder(onnx, quantize=False),
+        "onnx_int8": QueryEmbedder(onnx, quantize=True),
+    }
+    for q in paths.values():
+        q.embed_sync("warm up")
+    reference = torch_only.embed(queries)
+    ms: dict[str, list[float]] = {name: [] for name in paths}
+    cos: dict[str, list[float]] = {name: [] for name in paths}
+    for i, text in enumerate(queries):
+        for name, q in paths.items():
+            q._cache.clear()  # noqa: SLF001 - every call embeds
+            started = time.perf_counter()
+            v = q.embed_sync(text)
+            ms[name].append((time.perf_counter() - started) * 1000)
+            cos[name].append(float(v @ reference[i]))
+    base = float(np.median(ms["torch_int8"]))
+    return {
+        name: {
+            "p50_ms": round(float(np.median(v)), 2),
+            "p95_ms": round(float(np.percentile(v, 95)), 2),
+            "speed_vs_torch_int8": round(base / float(np.median(v)), 2),
+            "cosine_to_float_min": round(min(cos[name]), 4),
+            "cosine_to_float_mean": round(float(np.mean(cos[name])), 4),
+        }
+        for name, v in ms.items()
+    }
+
+
+def bench_locomo_dense(data: Path, conversations: list[int], k: int = 10) -> dict[str, Any]:
+    """Does a query encoder lose evidence? Per LoCoMo conversation, its turns are embedded
+    once (float, as the pipeline does) and every question of categories 1-4 by each query
+    path; evidence recall@k of the top-k turns by cosine, per path, side by side."""
+    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+    from realtime.query_embedding import QueryEmbedder
+
+    convs = json.loads((data / "locomo" / "locomo10.json").read_text())
+    onnx, torch_only = SentenceTransformerEmbedder(), SentenceTransformerEmbedder(backend="torch")
+    paths = {
+        "torch_int8": QueryEmbedder(torch_only, quantize=True, cache=0),
+        "onnx_float": QueryEmbedder(onnx, quantize=False, cache=0),
+        "onnx_int8": QueryEmbedder(onnx, quantize=True, cache=0),
+    }
+    found: dict[str, list[float]] = {name: [] for name in paths}
+    per_conversation: dict[str, dict[str, float]] = {}
+    for ci in conversations:
+        conv = convs[ci]["conversation"]
+        turns = [
+            t for key, value in conv.items()
+            if key.startswith("session_") and isinstance(value, list) for t in value
+        ]
+        ids = [t["dia_id"] for t in turns]
+        docs = onnx.embed([f"{t['speaker']}: {t['text']}" for t in turns])
+        questions = [q for q in convs[ci]["qa"] if q.get("category") in (1, 2, 3, 4)]
+        mine: dict[str, list[float]] = {name: [] for name in paths}
+        for q in questions:
+            gold = set(q["evidence"])
+            if not gold:
+                continue
+            for name, path in paths.items():
+                top = np.argsort(-(docs @ path.embed_sync(q["question"])))[:k]
+                mine[name].append(len(gold & {ids[i] for i in top}) / len(gold))
+        per_conversation[convs[ci]["sample_id"]] = {
+            name: round(float(np.mean(v)), 4) for name, v in mine.items()
+        }
+        for name, v in mine.items():
+            found[name].extend(v)
+    return {
+        "k": k,
+        "questions": len(found["onnx_int8"]),
+        f"evidence_recall_at_{k}": {n: round(float(np.mean(v)), 4) for n, v in found.items()},
+        "per_conversation": per_conversation,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path,
+                    default=Path(os.environ.get("GLYPHOXA_SHARED_DATA", DEFAULT_DATA)))
+    ap.add_argument("--every", type=int, default=1, help="keep every N-th text")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--queries", type=int, default=150)
+    ap.add_argument("--locomo", default="",
+                    help="only the query encoders' dense recall on these LoCoMo conversations "
+                         "(comma-separated indexes, e.g. 0,5)")
+    args = ap.parse_args(argv)
+    if args.locomo:
+        if not (args.data / "locomo" / "locomo10.json").exists():
+            print(json.dumps({"bench": "embedding", "skipped": True, "reason": "no LoCoMo"}))
+            return 0
+        picked = [int(x) for x in args.locomo.split(",")]
+        dense = bench_locomo_dense(args.data, picked)
+        print(json.dumps(dense, indent=2))
+        print(json.dumps({"bench": "embedding", "part": "locomo_dense", "conversations": picked,
+                          "load_average_1m": round(os.getloadavg()[0], 2), **dense}))
+        return 0
+    if not (args.data / "crd3" / "cleaned" / "C1E001.json").exists():
+        print(f"CRD3 data not found under {args.data}; nothing to measure")
+        print(json.dumps({"bench": "embedding", "skipped": True, "reason": "no data"}))
+        return 0
+    home = Path(tempfile.mkdtemp(prefix="glyphoxa-bench-emb-"))
+    os.environ["GLYPHOXA_HOME"] = str(home)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from glyphoxa_pipelines.config import Settings
+    from glyphoxa_pipelines.db import embedded, open_database
+    from glyphoxa_pipelines.pipeline.services import PipelineServices
+
+    settings = Settings.from_env()
+    try:
+        with open_database(settings) as db:
+            chunks, turns = episode_texts(PipelineServices(db, settings), args.data)
+    finally:
+        embedded.stop(settings.pgdata)
+        shutil.rmtree(home, ignore_errors=True)
+    texts = chunks[:: args.every] + turns[:: args.every]
+    print(f"C1E001: {len(chunks)} chunks + {len(turns)} turns; embedding {len(texts)} texts")
+    docs = bench_documents(texts, args.rounds)
+    print(json.dumps(docs, indent=2))
+    queries = bench_queries(args.queries)
+    print(json.dumps(queries, indent=2))
+    load = os.getloadavg()[0]
+    print(json.dumps({
+        "bench": "embedding",
+        "cpus": os.cpu_count(),
+        "load_average_1m": round(load, 2),
+        "texts": docs["texts"],
+        "texts_per_s": docs["texts_per_s"],
+        "onnx_over_torch": docs["onnx_over_torch"],
+        "target_texts_per_s": TARGET_TEXTS_PER_S,
+        "cosine_min": docs["cosine_min"],
+        "cosine_mean": docs["cosine_mean"],
+        "max_abs_diff": docs["max_abs_diff"],
+        "query_p50_ms": {k: v["p50_ms"] for k, v in queries.items()},
+        "query_speed_vs_torch_int8": {k: v["speed_vs_torch_int8"] for k, v in queries.items()},
+        "query_cosine_to_float_mean": {k: v["cosine_to_float_mean"] for k, v in queries.items()},
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

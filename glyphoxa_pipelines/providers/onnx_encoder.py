@@ -1,0 +1,325 @@
+"""A mean-pooled BERT sentence encoder (the bundled all-MiniLM-L6-v2) run by ONNX Runtime.
+
+Why: torch's eager CPU path spends most of a small encoder's time outside the matrix products
+(dispatch, per-op allocation); ONNX Runtime runs the same float32 graph with fused kernels, so
+the pipeline's vectors stay the model's own (they agree with `SentenceTransformer.encode` to
+float rounding, checked at export) while a batch and, above all, a single live query get
+cheaper. The query side may use a dynamically int8-quantized copy (per-channel weights), which
+stays much closer to the float vectors than torch's eager int8 did (figures: DESIGN.md).
+
+The graph is exported once per machine from the packaged weights (`torch.onnx`, nothing is
+downloaded) into a cache folder and reused by every later process, which then loads without
+torch. Texts are sorted by length and packed into batches under a token budget, so short turns
+are not padded to a long chunk's length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+# Bump when the export (graph, opset, quantization settings) changes: the cache key holds it.
+EXPORT_VERSION = "1"
+OPSET = 17
+# Largest float32 difference from torch tolerated for the exported graph (the pipeline's
+# vectors must stay the model's own; an export that drifts further is refused, not used).
+MAX_EXPORT_DRIFT = 1e-4
+BATCH_TOKENS = 8192  # padded word pieces per forward pass: the best of 4k / 8k / 16k measured
+MAX_BATCH = 256
+CACHE_ENV = "GLYPHOXA_MODEL_CACHE"
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_PROBES = [
+    "Where did the innkeeper hide the silver key last session?",
+    "Matt: You enter the tavern. A half-orc behind the bar looks up and grunts.",
+    "dragon",
+]
+
+
+class ExportError(RuntimeError):
+    """The model could not be exported to ONNX, or its export disagrees with torch."""
+
+
+def cache_dir() -> Path:
+    """Where exported graphs live: $GLYPHOXA_MODEL_CACHE, else the user's cache folder."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "glyphoxa" / "onnx"
+
+
+def _cache_key(model_path: Path) -> str:
+    """The weights (by size and config content), the exporter's torch and our export logic."""
+    import torch
+
+    digest = hashlib.sha256()
+    for name in ("config.json", "tokenizer.json", "sentence_bert_config.json"):
+        f = model_path / name
+        if f.exists():
+            digest.update(f.read_bytes())
+    for weights in sorted(model_path.glob("*.safetensors")) + sorted(model_path.glob("*.bin")):
+        digest.update(f"{weights.name}:{weights.stat().st_size}".encode())
+    digest.update(f"{torch.__version__}/{OPSET}/{EXPORT_VERSION}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _read_max_seq_length(model_path: Path) -> int:
+    import json
+
+    config = model_path / "sentence_bert_config.json"
+    if config.exists():
+        return int(json.loads(config.read_text()).get("max_seq_length") or 256)
+    return 256
+
+
+def make_tokenizer(model_path: Path, max_seq_length: int) -> Any:
+    """The model's word-piece tokenizer, truncating where sentence-transformers does."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_seq_length)
+    return tokenizer
+
+
+def _last_hidden_state(bert: Any) -> Any:
+    """The transformers BERT as three tensors in, one out: what the exporter can trace
+    (keyword-only inputs and a ModelOutput it cannot)."""
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.bert(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+            ).last_hidden_state
+
+    return LastHiddenState().eval()
+
+
+def _export_float(bert: Any, target: Path) -> None:
+    import torch
+
+    ids = torch.ones((2, 16), dtype=torch.long)
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
+    with warnings.catch_warnings(), torch.inference_mode():
+        warnings.simplefilter("ignore")  # the TorchScript exporter announces its deprecation
+        torch.onnx.export(
+            _last_hidden_state(bert),
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(target),
+            input_names=list(_INPUTS),
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+        )
+
+
+def _quantize(source: Path, target: Path) -> None:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        str(source),
+        str(target),
+        weight_type=QuantType.QInt8,
+        per_channel=True,  # one scale per output channel of a weight, not one per matrix
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
+
+
+def _replace_atomically(make: Callable[[Path], None], target: Path) -> None:
+    """Concurrent processes may export at once: each writes its own file, the last rename
+    wins, and no reader ever sees a half-written graph."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    try:
+        make(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the cache from other users
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def exported_graph(
+    model_path: str | Path, load_bert: Callable[[], Any], *, quantized: bool = False
+) -> Path:
+    """The cached ONNX graph of the model at `model_path`, exported first if missing.
+
+    `load_bert` returns the torch transformer (`SentenceTransformer(...)[0].auto_model`); it is
+    called only when the float graph must be exported. Raises ExportError when the export
+    fails or its output drifts from torch's beyond MAX_EXPORT_DRIFT.
+    """
+    path = Path(model_path)
+    key = _cache_key(path)
+    float_graph = cache_dir() / f"{path.name}-{key}.onnx"
+    if not float_graph.exists():
+        bert = load_bert()
+        try:
+            _replace_atomically(lambda tmp: _export_and_check(bert, path, tmp), float_graph)
+        except Exception as exc:  # noqa: BLE001 - the exporter raises many kinds
+            if isinstance(exc, ExportError):
+                raise
+            raise ExportError(f"exporting {path.name} to ONNX failed: {exc}") from exc
+    if not quantized:
+        return float_graph
+    int8_graph = cache_dir() / f"{path.name}-{key}-int8.onnx"
+    if not int8_graph.exists():
+        try:
+            _replace_atomically(lambda tmp: _quantize(float_graph, tmp), int8_graph)
+        except Exception as exc:  # noqa: BLE001
+            raise ExportError(f"quantizing {float_graph.name} failed: {exc}") from exc
+    return int8_graph
+
+
+def _export_and_check(bert: Any, model_path: Path, target: Path) -> None:
+    import torch
+
+    _export_float(bert, target)
+    encoder = OnnxSentenceEncoder(target, model_path, threads=1)
+    tokenizer = make_tokenizer(model_path, _read_max_seq_length(model_path))
+    for text in _PROBES:
+        enc = tokenizer.encode(text)
+        with torch.inference_mode():
+            want = bert(
+                input_ids=torch.tensor([enc.ids]),
+                attention_mask=torch.tensor([enc.attention_mask]),
+                token_type_ids=torch.tensor([enc.type_ids]),
+            ).last_hidden_state[0].mean(0).numpy()
+        want = want / np.linalg.norm(want)
+        drift = float(np.abs(encoder.encode_one(text) - want).max())
+        if drift > MAX_EXPORT_DRIFT:
+            raise ExportError(
+                f"the ONNX export of {model_path.name} drifts {drift:.2e} from torch "
+                f"(more than {MAX_EXPORT_DRIFT:.0e}) on {text!r}"
+            )
+
+
+class OnnxSentenceEncoder:
+    """Texts -> L2-normalized mean-pooled rows (float32) through an exported graph.
+
+    `threads`: ONNX Runtime's intra-op threads (None: one per core, for the pipeline; the live
+    path uses 1). `spin=False` stops idle worker threads from busy-waiting, which on a loaded
+    machine steals the CPU the event loop and PostgreSQL need.
+    """
+
+    def __init__(
+        self,
+        graph: str | Path,
+        model_path: str | Path,
+        *,
+        threads: int | None = None,
+        spin: bool = True,
+    ) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads or (os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        if not spin:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            str(graph), options, providers=["CPUExecutionProvider"]
+        )
+        model_path = Path(model_path)
+        self._tokenizer = make_tokenizer(model_path, _read_max_seq_length(model_path))
+        self._wants_types = {i.name for i in self._session.get_inputs()} >= set(_INPUTS)
+        self.graph = Path(graph)
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if self._wants_types:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return (pooled / norms).astype(np.float32, copy=False)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        """One text, no padding: the live query path."""
+        ids = np.asarray([self._tokenizer.encode(text).ids], dtype=np.int64)
+        return self._forward(ids, np.ones_like(ids))[0]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Many texts, shortest first, packed into batches of at most BATCH_TOKENS padded word
+        pieces; rows come back in the order of `texts`."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        pieces = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+        for batch in token_budget_batches([len(pieces[i]) for i in order]):
+            rows = [order[i] for i in batch]
+            width = len(pieces[rows[-1]])  # sorted: the last is the longest
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for r, i in enumerate(rows):
+                ids[r, : len(pieces[i])] = pieces[i]
+                mask[r, : len(pieces[i])] = 1
+            out[rows] = self._forward(ids, mask)
+        return out
+
+    @property
+    def dimension(self) -> int:
+        shape = self._session.get_outputs()[0].shape
+        return int(shape[-1]) if isinstance(shape[-1], int) else 384
+
+
+def token_budget_batches(sorted_lengths: list[int]) -> list[list[int]]:
+    """Index ranges over ascending lengths, each padded batch within BATCH_TOKENS (a text
+    longer than the budget goes alone) and MAX_BATCH rows."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i, length in enumerate(sorted_lengths):
+        if current and ((len(current) + 1) * length > BATCH_TOKENS or len(current) >= MAX_BATCH):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+_SESSIONS: dict[tuple[str, bool, int | None, bool], OnnxSentenceEncoder] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def shared_encoder(
+    model_path: str | Path,
+    load_bert: Callable[[], Any],
+    *,
+    quantized: bool = False,
+    threads: int | None = None,
+    spin: bool = True,
+) -> OnnxSentenceEncoder:
+    """One encoder per process and configuration: a session holds the graph's weights."""
+    key = (str(model_path), quantized, threads, spin)
+    with _SESSIONS_LOCK:
+        encoder = _SESSIONS.get(key)
+        if encoder is None:
+            graph = exported_graph(model_path, load_bert, quantized=quantized)
+            encoder = OnnxSentenceEncoder(graph, model_path, threads=threads, spin=spin)
+            _SESSIONS[key] = encoder
+        return encoder

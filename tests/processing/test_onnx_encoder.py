@@ -1,0 +1,57 @@
+"""The ONNX Runtime path gives the pipeline the model's own vectors, in the texts' order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glyphoxa_pipelines.providers import onnx_encoder
+from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder, bundled_model_path
+from glyphoxa_pipelines.providers.onnx_encoder import BATCH_TOKENS, token_budget_batches
+
+TEXTS = [
+    "Matt: You enter the tavern. A half-orc behind the bar looks up and grunts.",
+    "dragon",
+    "Vax'ildan and Vex'ahlia reach Kraghammer. " * 40,  # past 256 word pieces: truncated
+    "",
+    "Laura: I'd like to check the door for traps before anyone touches it.",
+]
+
+
+def test_batches_respect_the_token_budget_and_keep_every_text() -> None:
+    lengths = sorted([3, 5, 5, 40, 200, 256, 256, 256, 9000] + [12] * 700)
+    batches = token_budget_batches(lengths)
+    assert [i for b in batches for i in b] == list(range(len(lengths)))
+    for b in batches:
+        assert len(b) <= onnx_encoder.MAX_BATCH
+        assert len(b) == 1 or len(b) * lengths[b[-1]] <= BATCH_TOKENS
+    assert [9000] in [[lengths[i] for i in b] for b in batches]  # too long for any budget: alone
+
+
+@pytest.mark.slow  # loads the bundled model (and exports it once per machine)
+def test_onnx_vectors_are_the_torch_vectors() -> None:
+    fast = SentenceTransformerEmbedder(backend="onnx")
+    reference = SentenceTransformerEmbedder(backend="torch")
+    got, want = fast.embed(TEXTS), reference.embed(TEXTS)
+    assert fast.onnx_encoder() is not None and reference.onnx_encoder() is None
+    assert got.shape == want.shape == (len(TEXTS), 384) and got.dtype == np.float32
+    assert float(np.abs(got - want).max()) < 1e-5
+    # batching sorts by length: each row must still be its own text's vector
+    alone = np.vstack([fast.embed([t]) for t in TEXTS])
+    assert float(np.abs(got - alone).max()) < 1e-5
+
+
+@pytest.mark.slow
+def test_the_exported_graph_is_reused_without_torch() -> None:
+    SentenceTransformerEmbedder(backend="onnx").embed(["warm up"])  # exported by now
+
+    def must_not_load() -> None:
+        raise AssertionError("a cached graph must not load the torch model")
+
+    path = onnx_encoder.exported_graph(bundled_model_path(), must_not_load)
+    assert path.exists() and path.parent == onnx_encoder.cache_dir()
+
+
+def test_unknown_backend_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown embedding backend 'tensorflow'"):
+        SentenceTransformerEmbedder(backend="tensorflow")
