@@ -21,6 +21,7 @@ from realtime.api.limits import (
     NameText,
     PartialText,
     ProseText,
+    Real,
     RequiredId,
     RequiredName,
     Timestamp,
@@ -67,7 +68,7 @@ class EntryIn(_Body):
         None, description="When it was said; at most a day ahead of the server's clock."
     )
     duration_s: Duration = 0.0
-    word_confidences: list[float] | None = Field(None, max_length=50_000)
+    word_confidences: list[Real] | None = Field(None, max_length=50_000)
 
     @model_validator(mode="after")
     def _confidences(self) -> EntryIn:
@@ -135,7 +136,7 @@ class FactIn(_Body):
     known_by: list[EntityRef] = Field(default_factory=list, max_length=100)
     session_id: IdText | None = None
     evidence: EvidenceText = ""
-    confidence: float = Field(1.0, ge=0, le=1)
+    confidence: Real = Field(1.0, ge=0, le=1)
 
 
 class RetconIn(_Body):

@@ -23,6 +23,7 @@ from glyphoxa_pipelines.memory.limits import (
     LimitError,
     Name,
     NameList,
+    Real,
     SafeText,
     TextList,
 )
@@ -112,7 +113,7 @@ class CampaignInfo(BaseModel):
     name: Name = Field(min_length=1)
     description: SafeText = ""
     system: Name = ""
-    review_threshold: float = Field(0.7, ge=0, le=1)
+    review_threshold: Real = Field(0.7, ge=0, le=1)
 
 
 class EntitySpec(BaseModel):
@@ -136,7 +137,7 @@ class RelationshipSpec(BaseModel):
     target: Name = Field(min_length=1)
     type: str = _Type
     attributes: JsonObject = {}
-    confidence: float = Field(1.0, ge=0, le=1)
+    confidence: Real = Field(1.0, ge=0, le=1)
     # public; secret (its parties and known_by see it); hidden (no NPC, not even its parties,
     # until the DM reveals it); or the names of the NPCs who know it (secret to the rest).
     visibility: Literal["public", "secret", "hidden"] | NameList = "public"

@@ -24,6 +24,7 @@ from glyphoxa_pipelines.campaign.input_file import InputFileError, read_input_te
 from glyphoxa_pipelines.memory.limits import (
     MAX_TEXT_CHARS,
     LimitError,
+    as_real,
     check_duration,
     check_id,
     check_name,
@@ -355,7 +356,7 @@ def _parse_jsonl(text: str, b: _Builder) -> ImportedTranscript:
             speaker_id=obj.get("speaker_id") or None,
             npc_id=obj.get("npc_id") or None,
             raw_text=obj.get("raw_text") if isinstance(obj.get("raw_text"), str) else None,
-            word_confidences=[float(c) for c in confidences] if confidences else None,
+            word_confidences=[as_real(c) for c in confidences] if confidences else None,
         )
     return b.result("jsonl")
 

@@ -77,13 +77,24 @@ def check_id(value: str, what: str = "id") -> str:
     return value
 
 
+# PostgreSQL's `real` refuses a non-zero number too small for it (it would round to zero):
+# to a reader, a confidence or a duration of 5e-324 is zero, so it is stored as zero rather
+# than failing the write (seen as a 500 from the API fuzz test).
+REAL_MIN = 1.1754943508222875e-38  # float4's smallest normal magnitude
+
+
+def as_real(value: float) -> float:
+    """A number bound for a `real` column: magnitudes below `REAL_MIN` become 0."""
+    return 0.0 if abs(value) < REAL_MIN else float(value)
+
+
 def check_duration(value: float, what: str = "duration_s") -> float:
     """Finite, not negative, at most MAX_DURATION_S seconds."""
     if isinstance(value, bool) or not math.isfinite(value):
         raise LimitError(f"{_what(what)}must be a finite number of seconds, got {value!r}")
     if not 0.0 <= value <= MAX_DURATION_S:
         raise LimitError(f"{_what(what)}{value!r} is outside 0..{MAX_DURATION_S:g} seconds")
-    return float(value)
+    return as_real(value)
 
 
 def check_offset(value: float, what: str = "offset") -> float:
@@ -206,6 +217,7 @@ Name = Annotated[str, AfterValidator(_name)]
 Identifier = Annotated[str, AfterValidator(_id)]
 JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
 BoundedDuration = Annotated[float, AfterValidator(_duration)]
+Real = Annotated[float, AfterValidator(as_real)]
 PgTimestamp = Annotated[datetime, AfterValidator(_timestamp)]
 NameList = Annotated[list[Name], AfterValidator(_bounded_list)]
 TextList = Annotated[list[SafeText], AfterValidator(_bounded_list)]

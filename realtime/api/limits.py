@@ -74,6 +74,9 @@ EvidenceText = Annotated[str, Field(max_length=EVIDENCE_CHARS), _SAFE]
 EntryText = Annotated[str, Field(min_length=1, max_length=ENTRY_TEXT_CHARS), _SAFE]
 PartialText = Annotated[str, Field(min_length=1, max_length=10_000), _SAFE]
 Timestamp = Annotated[datetime, AfterValidator(check_timestamp)]
-Duration = Annotated[float, Field(ge=0, le=MAX_DURATION_S, allow_inf_nan=False)]
+Duration = Annotated[float, Field(ge=0, le=MAX_DURATION_S, allow_inf_nan=False),
+                     AfterValidator(limits.as_real)]
+# A number stored in a `real` column (a confidence): see `limits.as_real`.
+Real = Annotated[float, AfterValidator(limits.as_real)]
 JsonValue = Annotated[Any, AfterValidator(check_json)]
 JsonObject = Annotated[dict[str, Any], AfterValidator(check_json)]

@@ -238,3 +238,25 @@ def test_hot_context_budget_is_enforced_for_one_huge_piece() -> None:
     out = fit_budget(ctx, 100)
     assert estimate_tokens(out.prompt) <= 100 and out.token_estimate <= 100
     assert out.prompt.startswith("## Who you are") and out.trimmed["prompt_chars"] > 200_000
+
+
+async def test_numbers_too_small_for_a_real_column_are_stored_as_zero(
+    rt_client: httpx.AsyncClient, live: str,
+) -> None:
+    """5e-324 passes "between 0 and 1" but PostgreSQL's `real` refuses it (the API fuzz test
+    found it as a 500): the boundary stores it as the zero it means."""
+    tiny = 5e-324
+    r = await rt_client.post(f"/v1/sessions/{live}/entries", **_raw({
+        "idempotency_key": "tiny-1", "text": "a whisper", "duration_s": tiny,
+        "word_confidences": [tiny, 0.5]}))
+    assert r.status_code == 201, r.text
+    r = await rt_client.get(f"/v1/sessions/{live}")
+    assert r.status_code == 200, r.text
+    cid = live.removesuffix("-s")
+    for kind in ("npc", "item"):
+        r = await rt_client.post(f"/v1/campaigns/{cid}/entities", json={
+            "id": f"t-{kind}", "name": f"Tiny {kind}", "type": kind})
+        assert r.status_code in (200, 201), r.text
+    r = await rt_client.post(f"/v1/campaigns/{cid}/facts", json={
+        "source": "t-npc", "relation": "owns", "target": "t-item", "confidence": tiny})
+    assert r.status_code in (200, 201), r.text
