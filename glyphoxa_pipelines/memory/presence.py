@@ -17,11 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from psycopg import sql
-
 from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.errors import InvalidInputError, NotFoundError
-from glyphoxa_pipelines.memory.visibility import session_heard
 
 # The witnesses of a line being written, in the one statement that writes lines
 # (`session_log.INSERT_ENTRIES`: `s` the session row, `x` the incoming record). A `present`
@@ -141,16 +138,6 @@ def spans(rows: Sequence[dict[str, Any]]) -> list[PresenceSpan]:
 
 _LINES = """SELECT id, spoken_at, witnesses, told FROM session_entries
             WHERE session_id = %(s)s ORDER BY spoken_at, id"""
-
-
-_HEARD = sql.SQL("SELECT {rule} AS heard").format(rule=session_heard())
-
-
-def heard_session_op(session_id: str, listener: str | None) -> Op[bool]:
-    """Whether `listener` (an NPC id; None for the DM) may read the session's retelling
-    (`visibility.session_heard`)."""
-    row = yield fetch_one(_HEARD, {"session_id": session_id, "listener": listener})
-    return bool(row and row["heard"])
 
 
 def presence_op(session_id: str) -> Op[list[PresenceSpan]]:

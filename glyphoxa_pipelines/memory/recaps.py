@@ -5,10 +5,39 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from psycopg import sql
+
 from glyphoxa_pipelines.db.operations import Op, execute, fetch_one, operation, read_operation
 from glyphoxa_pipelines.memory.errors import NotFoundError
 from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 from glyphoxa_pipelines.memory.rows import from_row
+from glyphoxa_pipelines.memory.visibility import session_heard
+
+
+def _by_session(table: str) -> sql.Composed:
+    """A session's row of `table` (summaries, recaps), if `%(listener)s` heard that session
+    (`visibility.session_heard`; None: anyone)."""
+    return sql.SQL("SELECT t.* FROM {t} t WHERE t.session_id = %(s)s AND {heard}").format(
+        t=sql.Identifier(table), heard=session_heard(sql.SQL("t.session_id")))
+
+
+def _latest(table: str) -> sql.Composed:
+    """The campaign's most recent row of `table` (before session `%(b)s` started, when given)
+    of a session `%(listener)s` heard: an NPC's "last session" is the last one it was in."""
+    return sql.SQL(
+        """SELECT t.* FROM {t} t JOIN sessions s ON s.id = t.session_id
+           WHERE t.campaign_id = %(c)s
+             AND (%(b)s::text IS NULL OR s.started_at <
+                  (SELECT started_at FROM sessions WHERE id = %(b)s))
+             AND {heard}
+           ORDER BY s.started_at DESC LIMIT 1"""
+    ).format(t=sql.Identifier(table), heard=session_heard(sql.SQL("t.session_id")))
+
+
+_SUMMARY_BY_SESSION = _by_session("session_summaries")
+_SUMMARY_LATEST = _latest("session_summaries")
+_RECAP_BY_SESSION = _by_session("recaps")
+_RECAP_LATEST = _latest("recaps")
 
 
 def _session_campaign_op(session_id: str) -> Op[str]:
@@ -49,23 +78,18 @@ class SummaryStore:
         return save_summary_op(summary)
 
     @read_operation
-    def get(self, session_id: str) -> Op:
-        row = yield fetch_one(
-            "SELECT * FROM session_summaries WHERE session_id = %s", (session_id,)
-        )
+    def get(self, session_id: str, *, listener: str | None = None) -> Op:
+        """The session's summary; None also when `listener` (an NPC) heard none of it."""
+        row = yield fetch_one(_SUMMARY_BY_SESSION, {"s": session_id, "listener": listener})
         return from_row(SessionSummary, row) if row else None
 
     @read_operation
-    def latest(self, campaign_id: str, *, before_session: str | None = None) -> Op:
-        """The summary of the campaign's most recent summarised session ("last session")."""
+    def latest(self, campaign_id: str, *, before_session: str | None = None,
+               listener: str | None = None) -> Op:
+        """The summary of the campaign's most recent summarised session ("last session"),
+        of those `listener` heard."""
         row = yield fetch_one(
-            """SELECT ss.* FROM session_summaries ss JOIN sessions s ON s.id = ss.session_id
-               WHERE ss.campaign_id = %(c)s
-                 AND (%(b)s::text IS NULL OR s.started_at <
-                      (SELECT started_at FROM sessions WHERE id = %(b)s))
-               ORDER BY s.started_at DESC LIMIT 1""",
-            {"c": campaign_id, "b": before_session},
-        )
+            _SUMMARY_LATEST, {"c": campaign_id, "b": before_session, "listener": listener})
         return from_row(SessionSummary, row) if row else None
 
     @operation
@@ -93,22 +117,19 @@ class RecapStore:
         return from_row(Recap, row)
 
     @read_operation
-    def get(self, session_id: str) -> Op:
-        row = yield fetch_one("SELECT * FROM recaps WHERE session_id = %s", (session_id,))
+    def get(self, session_id: str, *, listener: str | None = None) -> Op:
+        """The session's recap; None also when `listener` (an NPC) heard none of it."""
+        row = yield fetch_one(_RECAP_BY_SESSION, {"s": session_id, "listener": listener})
         return from_row(Recap, row) if row else None
 
     @read_operation
-    def latest(self, campaign_id: str, *, before_session: str | None = None) -> Op:
+    def latest(self, campaign_id: str, *, before_session: str | None = None,
+               listener: str | None = None) -> Op:
         """The recap of the campaign's most recent session that has one (before the session
-        `before_session` started, when given): "previously on…" for the next one."""
+        `before_session` started, when given): "previously on…" for the next one; of the
+        sessions `listener` heard."""
         row = yield fetch_one(
-            """SELECT rc.* FROM recaps rc JOIN sessions s ON s.id = rc.session_id
-               WHERE rc.campaign_id = %(c)s
-                 AND (%(b)s::text IS NULL OR s.started_at <
-                      (SELECT started_at FROM sessions WHERE id = %(b)s))
-               ORDER BY s.started_at DESC LIMIT 1""",
-            {"c": campaign_id, "b": before_session},
-        )
+            _RECAP_LATEST, {"c": campaign_id, "b": before_session, "listener": listener})
         return from_row(Recap, row) if row else None
 
     @operation

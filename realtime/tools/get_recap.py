@@ -2,7 +2,7 @@
 session of the caller's campaign, in the words the table heard at the session's start.
 
 A recap retells a session like its summary, so an NPC reads it only where it heard some of
-the session (`visibility.session_heard`, applied by `session_pick`);
+the session (`visibility.session_heard`, composed into the store's read);
 its audio file is named (not sent) for a caller that can play it.
 """
 
@@ -23,8 +23,8 @@ async def run(ctx: ToolContext, args: GetRecapArgs, scope: ToolScope) -> list[di
         recap = yield from pick_op(
             args.session, scope,
             lambda campaign, before: RecapStore.latest.op(
-                ctx.recaps, campaign, before_session=before),
-            lambda sid: RecapStore.get.op(ctx.recaps, sid),
+                ctx.recaps, campaign, before_session=before, listener=scope.npc_id),
+            lambda sid: RecapStore.get.op(ctx.recaps, sid, listener=scope.npc_id),
         )
         if recap is None:
             return []

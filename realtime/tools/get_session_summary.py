@@ -20,8 +20,8 @@ async def run(
         summary = yield from pick_op(
             args.session, scope,
             lambda campaign, before: SummaryStore.latest.op(
-                ctx.summaries, campaign, before_session=before),
-            lambda sid: SummaryStore.get.op(ctx.summaries, sid),
+                ctx.summaries, campaign, before_session=before, listener=scope.npc_id),
+            lambda sid: SummaryStore.get.op(ctx.summaries, sid, listener=scope.npc_id),
         )
         if summary is None:
             return []

@@ -9,7 +9,6 @@ from typing import Any, Protocol
 
 from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import SessionStore
-from glyphoxa_pipelines.memory.presence import heard_session_op
 from realtime.tools.context import ToolContext
 from realtime.tools.results import iso
 from realtime.tools.scope import ToolScope
@@ -30,21 +29,16 @@ def pick_op(
     by_session: Callable[[str], Op[Any]],
 ) -> Op[Any]:
     """The row for `which`: the latest before the caller's session, the caller's session, or
-    a named one; None when there is none, it belongs to another campaign, or the NPC asking
-    heard nothing of that session (`visibility.session_heard`): as if it did not exist."""
+    a named one; None when there is none or it belongs to another campaign (as if it did
+    not exist). The stores' reads take the NPC asking (`scope.npc_id`) and skip sessions it
+    heard nothing of (`visibility.session_heard`)."""
     campaign = scope.campaign_id or ""
     key = which.lower()
     if key in LAST:
-        row = yield from latest(campaign, scope.session_id)
-    else:
-        sid = scope.session_id if key == "current" else which
-        row = yield from by_session(sid or "")
-    if row is None or row.campaign_id != campaign:
-        return None
-    if scope.npc_id is not None and not (yield from heard_session_op(row.session_id,
-                                                                      scope.npc_id)):
-        return None
-    return row
+        return (yield from latest(campaign, scope.session_id))
+    sid = scope.session_id if key == "current" else which
+    row = yield from by_session(sid or "")
+    return row if row is not None and row.campaign_id == campaign else None
 
 
 def source_op(ctx: ToolContext, row: SessionRow) -> Op[dict[str, Any]]:

@@ -359,3 +359,23 @@ async def test_summaries_and_recaps_only_of_sessions_the_npc_heard(
         assert await ask(tool, "bren", world.bakery) == ""
         # a session with no lines has no audience to keep: public
         assert "quiet week" in await ask(tool, "cora", quiet.id)
+
+
+async def test_an_npcs_last_session_is_the_last_it_heard(rt_client: httpx.AsyncClient,
+                                                        rt_db_url: str, world: World) -> None:
+    from glyphoxa_pipelines.memory import SessionSummary, SummaryStore
+
+    with Database(rt_db_url, max_size=2).open() as db:
+        for sid, what in ((world.docks, "the tunnel"), (world.bakery, "the festival")):
+            SummaryStore(db).save(SessionSummary(sid, world.cid, f"Summary of {what}.",
+                                                 method="test"))
+    for npc, says in (("bren", "tunnel"), ("alda", "festival"), (None, "festival")):
+        body: dict[str, Any] = {"campaign_id": world.cid, "arguments": {"session": "last"}}
+        if npc is not None:
+            body["npc_id"] = npc
+        r = await rt_client.post("/v1/tools/memory.get_session_summary", json=body)
+        assert r.status_code == 200, r.text
+        assert says in _text(r.json()["results"]), (npc, r.json())
+    body = {"campaign_id": world.cid, "npc_id": "cora", "arguments": {"session": "last"}}
+    r = await rt_client.post("/v1/tools/memory.get_session_summary", json=body)
+    assert r.json()["results"] == []  # Cora heard neither session
