@@ -27,7 +27,9 @@ _SUBJECTLESS = re.compile(r"^[A-Z][a-z]+e?s (?:down|back|forward|up|out|off|over
                           r"in|into|to|at|through|toward|towards)\b")
 
 
-def _zipf(word: str) -> float:
+def zipf(word: str) -> float:
+    """How common an English word is (wordfreq's Zipf scale: ~7 for "the", below 3 rare);
+    the word lists load on first use."""
     from wordfreq import zipf_frequency
 
     return zipf_frequency(word, "en")
@@ -55,7 +57,7 @@ _ADVERB = re.compile(r"(?<=[a-z,] )([a-z]{4,}ly)\b,?\s*")
 
 def _drop_adverb(m: re.Match[str]) -> str:
     word = m.group(1)
-    if word in _KEEP_LY or _zipf(word[:-2]) < 3.0 and _zipf(word[:-3] + "e") < 3.0:
+    if word in _KEEP_LY or zipf(word[:-2]) < 3.0 and zipf(word[:-3] + "e") < 3.0:
         return m.group(0)  # not an adverb of a known word ("assembly", "holy")
     return ""
 
@@ -95,7 +97,7 @@ def usable(text: str) -> bool:
     if text.split()[0].lower().endswith("ing"):
         return False  # "Landing right on top of ...": no subject
     if re.match(r"^[A-Z][a-z]+(?:, [a-z]+){2,}|^[A-Z][a-z]+ one\b", text) or (
-        _SUBJECTLESS.match(text) and _zipf(text.split()[0].lower()) >= 3.5):
+        _SUBJECTLESS.match(text) and zipf(text.split()[0].lower()) >= 3.5):
         return False  # "Tall, lanky, long, ...", "Comes down to swing": no subject
     if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
         return False  # "However, of House ...": the transcript lost the subject

@@ -33,7 +33,7 @@ import numpy as np
 
 from glyphoxa_pipelines.memory.models import Chunk, SessionSummary
 from glyphoxa_pipelines.processing.cast import infer_characters
-from glyphoxa_pipelines.processing.prose import clean_sentence, usable
+from glyphoxa_pipelines.processing.prose import clean_sentence, usable, zipf
 from glyphoxa_pipelines.processing.retelling import (
     retell_address,
     retell_declaration,
@@ -73,12 +73,6 @@ EVENT_BONUS = 0.35
 MAX_DEEDS = 2  # per scene: the characters' own deeds, retold from their players' words
 
 
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
-
-
 class Vocabulary:
     """How much each word says about this session: used often here, rare in English.
 
@@ -96,16 +90,16 @@ class Vocabulary:
                 if k > 0 and word[0].isupper():
                     capital[key] += 1
         self.names = {  # "The Rusty Anvil" names the Anvil, not "the"
-            _key(w) for n in names for w in _WORD.findall(n) if _zipf(_key(w)) < 6.0}
+            _key(w) for n in names for w in _WORD.findall(n) if zipf(_key(w)) < 6.0}
         self.names |= {
             w for w, n in capital.items()
-            if n >= 2 and n >= 0.8 * counts[w] and not w.startswith("i'") and _zipf(w) < 4.0
+            if n >= 2 and n >= 0.8 * counts[w] and not w.startswith("i'") and zipf(w) < 4.0
         }
         self.weight: dict[str, float] = {}
         for word, n in counts.items():
             if n < 2 or len(word) < 3:
                 continue
-            rarity = min(1.5, max(0.0, (6.3 - _zipf(word)) / 3.0))
+            rarity = min(1.5, max(0.0, (6.3 - zipf(word)) / 3.0))
             if rarity <= 0:
                 continue
             boost = NAME_BOOST if word in self.names else 1.0
@@ -227,7 +221,7 @@ _AFTER_DETERMINER = re.compile(
 
 
 def _noun_like(word: str) -> bool:
-    return not word.endswith(("ly", "ing", "ed")) and 2.5 < _zipf(word) < 5.0
+    return not word.endswith(("ly", "ing", "ed")) and 2.5 < zipf(word) < 5.0
 
 
 def _overlap(a: set[str], b: set[str]) -> float:
@@ -303,7 +297,7 @@ def _name_the_addressed(
     known = set(characters.values())
 
     def is_character(word: str) -> bool:  # a name the DM calls a character by, not a player
-        return not context.mentions_cast(word) and (word in known or _zipf(word) < 3.0)
+        return not context.mentions_cast(word) and (word in known or zipf(word) < 3.0)
 
     for k, c in enumerate(classified):
         position = position + 1 if k and classified[k - 1].line_index == c.line_index else 0
