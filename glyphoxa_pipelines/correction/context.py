@@ -364,7 +364,17 @@ def context_corrections(
     by_code = index.by_code
     multi_sizes, by_edge = index.multi_sizes, index.by_edge
     hits: list[_Hit] = []
+    # a window with no doubted word and no word rarer than ordinary English is passed over
+    # below: the words from which every window in reach is such are not walked at all
+    width = cfg.context_max_words
+    walked = [False] * count
+    for k in range(count):
+        if unsure_of[k] or zipfs[k] < common_zipf:
+            for first in range(max(0, k - width + 1), k + 1):
+                walked[first] = True
     for first in range(count):
+        if not walked[first]:
+            continue
         joined = ""
         unsure = False
         all_common = True
@@ -372,7 +382,7 @@ def context_corrections(
         content = False  # the window holds a word that is no function word
         doubted = True  # Whisper was unsure of every word of the window but function words
         anchors: list[int] = []  # names heard right in the window: they can only anchor
-        for last in range(first, min(count, first + cfg.context_max_words)):
+        for last in range(first, min(count, first + width)):
             if blocked[last] or (last > first and not joinable[last]):
                 break
             joined += norms[last]

@@ -38,6 +38,8 @@ from glyphoxa_pipelines.correction.name_index import (
 )
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
+    aligned_forms,
+    aligned_score,
     best_name,
     normalized_hit,
     spelling_fallback_possible,
@@ -408,7 +410,8 @@ def _may_match(
     last read as `norm`, `zipf`), by the same look-ups it starts with and nothing dearer: a
     name with a code of the joined words, a name of as many words with an edge word (or its
     code) in common (`edge_sizes`: the sizes of the multi-word names the first and the last
-    word begin or end), or a word no English list holds for the spelling fallback, the
+    word begin or end) that also aligns with the window word by word, or a word no English
+    list holds for the spelling fallback, the
     dearest test, last. Most windows fail all three, and building and scoring a `Window`
     cost more than these look-ups; the window's words are read from the scan by index, as
     building lists per window costs too."""
@@ -422,13 +425,29 @@ def _may_match(
         for code in phonetic_codes(joined):
             if code in by_code:
                 return True
-    if n in index.multi_sizes and not (all_common and n < 3):
-        if n in edge_sizes[0] or n in edge_sizes[1]:
-            return True
-        if not all_common and (
-            n in _code_edge_sizes(index, norms_of[first]) or n in _code_edge_sizes(index, norm)
-        ):
-            return True
+    if (
+        n in index.multi_sizes
+        and not (all_common and n < 3)
+        and (
+            n in edge_sizes[0]
+            or n in edge_sizes[1]
+            or (
+                not all_common
+                and (
+                    n in _code_edge_sizes(index, norms_of[first])
+                    or n in _code_edge_sizes(index, norm)
+                )
+            )
+        )
+    ):
+        # some name of as many words shares an edge word or its code: score them word by
+        # word as `best_name` will (cheap, cached per word pair), since most such windows
+        # ("the wall and" against "the X Y" names) fail at their first differing word
+        threshold = cfg.phonetic_threshold
+        for form in aligned_forms(index, n, norms_of[first], norm, not all_common):
+            aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
+            if aligned is not None and aligned >= threshold:
+                return True
     return (
         joined_ok
         and not all_common

@@ -10,6 +10,8 @@ fallback for rare words (`best_name`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from functools import lru_cache
 
 from rapidfuzz import process
 from rapidfuzz.distance import Indel, JaroWinkler
@@ -69,36 +71,81 @@ class Window:
         self.listed = False  # a single word the English list knows, however rarely
 
 
-def _aligned_score(win: Window, form: NameForm, cfg: CorrectionConfig) -> float | None:
-    """Word-by-word comparison for a window with as many words as the name, else None."""
+@lru_cache(maxsize=200_000)
+def pair_similarity(
+    word: str, name_word: str, short_length: int, phonetic: float, fuzzy: float
+) -> float:
+    """Jaro-Winkler of a heard word against the differing word of a multi-word name, as the
+    aligned comparison counts it, or -1.0 when the pair rules the name out. Cached: the same
+    ordinary words meet the same name words in utterance after utterance."""
+    sim = _jw(word, name_word)
+    overlap = any(c in phonetic_codes(name_word) for c in phonetic_codes(word))
+    short = min(len(word), len(name_word)) <= short_length
+    if short and not overlap:
+        return -1.0
+    if short and word[0] == name_word[0]:
+        # "Lady Vecks" for "Lady Vex": same sounds, the rest of the name as context
+        sim = max(sim, phonetic)
+        need = phonetic
+    else:
+        need = fuzzy if (short or not overlap) else phonetic
+    return sim if sim >= need else -1.0
+
+
+def aligned_score(
+    norms: Sequence[str],
+    exact_tokens: Sequence[bool],
+    first: int,
+    last_norm: str,
+    form: NameForm,
+    cfg: CorrectionConfig,
+) -> float | None:
+    """Word-by-word comparison of the window `norms[first:]` (its last word read as
+    `last_norm`, one word per word of the name) with a multi-word name, else None. The words
+    are read in place: the walk asks this of many windows, and slicing them costs."""
     total = 0.0
     differs = False
     anchored = False  # some word of the name was heard exactly
-    for k, (word, name_word) in enumerate(zip(win.norms, form.words, strict=True)):
+    words = form.words
+    last = len(words) - 1
+    for k, name_word in enumerate(words):
+        word = last_norm if k == last else norms[first + k]
         if word == name_word:
             total += 1.0
             anchored = True
             continue
-        if win.exact_tokens[k]:
+        if exact_tokens[first + k]:
             return None  # a correctly heard other name is never rewritten
         differs = True
-        sim = _jw(word, name_word)
-        overlap = any(c in form.word_codes[k] for c in phonetic_codes(word))
-        short = min(len(word), len(name_word)) <= cfg.short_length
-        if short and not overlap:
-            return None
-        if short and word[0] == name_word[0]:
-            # "Lady Vecks" for "Lady Vex": same sounds, the rest of the name as context
-            sim = max(sim, cfg.phonetic_threshold)
-            need = cfg.phonetic_threshold
-        else:
-            need = cfg.fuzzy_threshold if (short or not overlap) else cfg.phonetic_threshold
-        if sim < need:
+        sim = pair_similarity(
+            word, name_word, cfg.short_length, cfg.phonetic_threshold, cfg.fuzzy_threshold
+        )
+        if sim < 0.0:
             return None
         total += sim
-    if not differs or (len(form.words) > 1 and not anchored and total / len(form.words) < 0.8):
+    if not differs or (last > 0 and not anchored and total / len(words) < 0.8):
         return None
-    return total / len(form.words)
+    return total / len(words)
+
+
+def aligned_forms(
+    index: NameIndex, n: int, first_norm: str, last_norm: str, codes: bool
+) -> list[NameForm]:
+    """The multi-word names of `n` words a window is compared with word by word: those whose
+    first or last word is the window's, or (`codes`) shares a code with it."""
+    by_edge = index.by_edge
+    keys = [(n, "w:" + first_norm), (n, "w:" + last_norm)]
+    if codes:
+        for word in (first_norm, last_norm):
+            keys.extend((n, "c:" + c) for c in phonetic_codes(word))
+    seen: set[int] = set()
+    out = []
+    for key in keys:
+        for form in by_edge.get(key, ()):
+            if id(form) not in seen:
+                seen.add(id(form))
+                out.append(form)
+    return out
 
 
 def _code_need(code_length: int, cfg: CorrectionConfig) -> float:
@@ -311,19 +358,11 @@ def best_name(
     # Word-by-word against names of as many words; two ordinary words ("black power" for
     # "Black Powder") are too weak a sign of a name.
     if n in index.multi_sizes and not (win.all_common and n < 3):
-        keys = [(n, "w:" + win.norms[0]), (n, "w:" + win.norms[-1])]
-        if not win.all_common:
-            for word in (win.norms[0], win.norms[-1]):
-                keys.extend((n, "c:" + c) for c in phonetic_codes(word))
-        seen: set[int] = set()
-        for key in keys:
-            for form in index.by_edge.get(key, ()):
-                if id(form) in seen:
-                    continue
-                seen.add(id(form))
-                aligned = _aligned_score(win, form, cfg)
-                if aligned is not None and aligned >= cfg.phonetic_threshold:
-                    consider(form, aligned, "aligned")
+        norms = win.norms
+        for form in aligned_forms(index, n, norms[0], norms[-1], not win.all_common):
+            aligned = aligned_score(norms, win.exact_tokens, 0, norms[-1], form, cfg)
+            if aligned is not None and aligned >= cfg.phonetic_threshold:
+                consider(form, aligned, "aligned")
     if (
         not found
         and joined_ok
