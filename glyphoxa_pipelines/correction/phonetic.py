@@ -279,6 +279,18 @@ def find_corrections(
         z >= common_zipf and len(v) == 1 for z, v in zip(zipfs_of, variants_of, strict=True)
     ]
     initial_of = scan.initial
+    # where a run of ordinary words ends, and where the words that can be joined end: the
+    # walk below jumps over the windows the first check inside it would pass over one by one
+    next_uncommon = [count] * (count + 1)
+    next_break = [count] * (count + 1)
+    for k in range(count - 1, -1, -1):
+        next_uncommon[k] = next_uncommon[k + 1] if plain_common[k] else k
+        after = k + 1
+        if after < count and not (joinable[after] and plain[after]):
+            next_break[k] = after
+        else:
+            next_break[k] = next_break[after]
+    edge_at = [k for k in range(count) if last_sizes[k]]
     candidates: list[_Candidate] = []
     for first in range(count):
         if not plain[first]:
@@ -294,7 +306,37 @@ def find_corrections(
         spells = norms_of[first] in prefixes
         joined = ""
         all_common = True
-        for last in range(first, min(count, first + max_size)):
+        stop = min(count, first + max_size)
+        begin = first
+        if plain_common[first] and not (spells and norms_of[first] in by_joined):
+            # The first windows from an ordinary word are ordinary words that spell no name
+            # and that no rule lets become one, up to the first window that is not: a word
+            # that is not ordinary, two ordinary content words, a name's size from an edge
+            # word. Found from the per-utterance lists instead of window by window.
+            end = min(stop, next_break[first])
+            begin = first + 1
+            if (
+                begin < end
+                and plain_common[begin]
+                and (first_function or function_of[begin])
+                and not (spells and (norms_of[first] + norms_of[begin]) in prefixes)
+            ):
+                begin = min(next_uncommon[begin], end)
+                for size in first_sizes:
+                    if size >= 3 and first + size - 1 < begin:
+                        begin = first + size - 1
+                for at in edge_at:
+                    if first + 2 <= at < begin and at - first + 1 in last_sizes[at]:
+                        begin = at
+                        break
+            if begin >= end:
+                continue
+            joined = "".join(norms_of[first:begin])
+            if len(joined) > max_len:
+                continue
+            if titled:
+                titled = all(title[first + 1 : begin])
+        for last in range(begin, stop):
             if last > first and not (joinable[last] and plain[last]):
                 break
             n = last - first + 1
