@@ -298,6 +298,59 @@ def _named_anchor_hits(
     return out
 
 
+def _across_comma(
+    scan: Scan,
+    first: int,
+    by_scene: dict[str, tuple[NameForm, ...]],
+    scene_canon: frozenset[str],
+    cfg: CorrectionConfig,
+) -> list[_Hit]:
+    """A one-word name of the scene that Whisper wrote as two doubted words with a comma
+    between ("Hi, Russ." for Hieris): the comma is its guess at a pause, not the speaker's.
+    Only the very code of a name in play, spelled as close as a spelling-only match must be
+    (`fuzzy_threshold`); a sure word or a name out of play keeps the comma."""
+    joined = scan.norms[first] + scan.norms[first + 1]
+    key = spelling_key(joined)
+    out = []
+    for code in phonetic_codes(joined):
+        for form in by_scene.get(_fold(code), ()):
+            if form.n_words != 1 or form.canonical not in scene_canon or code not in form.codes:
+                continue
+            score = max(_jw(joined, form.joined), _jw(key, form.key))
+            if score >= cfg.fuzzy_threshold:
+                out.append(_Hit(first, first + 1, form, score))
+    return out
+
+
+def _split_over_ordinary_name(
+    scan: Scan,
+    first: int,
+    last: int,
+    anchors: list[int],
+    joined: str,
+    index: NameIndex,
+    cfg: CorrectionConfig,
+) -> list[_Hit]:
+    """One-word names a doubted window may be though it holds a name heard right, when that
+    name is also an ordinary English word ("Elder Nax" for Eldrinax, "Elder" being a title
+    and a name): the very code of the joined words, spelled as close as several words heard
+    for one name must be (`split_threshold`), and no function word at an edge. A name that
+    is no ordinary word ("Grog") keeps its window: it was said."""
+    zipfs = scan.zipfs
+    if any(zipfs[k] < cfg.common_zipf for k in anchors):
+        return []
+    if max(zipfs[first], zipfs[last]) >= cfg.function_zipf:
+        return []
+    out = []
+    for code in phonetic_codes(joined):
+        for form in index.by_code.get(code, ()):
+            if form.n_words == 1 and not form.common:
+                score = _jw(joined, form.joined)
+                if score >= cfg.split_threshold:
+                    out.append(_Hit(first, last, form, score))
+    return out
+
+
 def _word_states(
     scan: Scan, index: NameIndex, settled: Iterable[tuple[int, int]], changed: Iterable[Correction]
 ) -> tuple[list[bool], list[bool]]:
@@ -384,6 +437,15 @@ def context_corrections(
         anchors: list[int] = []  # names heard right in the window: they can only anchor
         for last in range(first, min(count, first + width)):
             if blocked[last] or (last > first and not joinable[last]):
+                if (
+                    last == first + 1
+                    and not blocked[last]
+                    and unsure_of[first]
+                    and unsure_of[last]
+                    and scene_canon
+                    and text[scan.ends[first] : scan.starts[last]] == ", "
+                ):
+                    hits.extend(_across_comma(scan, first, by_scene, scene_canon, cfg))
                 break
             joined += norms[last]
             if named[last]:
@@ -401,6 +463,10 @@ def context_corrections(
                 if n > 1 and n in multi_sizes:
                     vouched = None if unsure else scene_canon
                     hits.extend(_named_anchor_hits(scan, first, last, anchors, index, cfg, vouched))
+                if n > 1 and content and doubted and not all_common:
+                    hits.extend(
+                        _split_over_ordinary_name(scan, first, last, anchors, joined, index, cfg)
+                    )
                 continue
             edge = max(zipfs[first], zipfs[last]) >= function_zipf
             # a function word at an edge ("Trink it") is judged by the edge rule, not here
@@ -432,9 +498,16 @@ def context_corrections(
                             )
                             if score is not None and score >= cfg.sounded_threshold:
                                 hits.append(_Hit(first, last, form, score))
-            if n == 1 and unsure and not edge and zipf < common_zipf and in_play.by_short:
-                # a doubted word that is no ordinary English, with the code of a scene name
-                # cut short of its last sound ("Kila", "Kiela" for Keyleth)
+            if (
+                n == 1
+                and (unsure or (scan.title[first] and not scan.initial[first]))
+                and not edge
+                and zipf < common_zipf
+                and in_play.by_short
+            ):
+                # a word that is no ordinary English, with the code of a scene name cut short
+                # of its last sound ("Kila", "Kiela" for Keyleth): Whisper doubted it, or
+                # wrote it capitalized mid-sentence, as it writes the names it hears
                 for code in codes:
                     for form in in_play.by_short.get(_fold(code), ()):
                         if id(form) not in forms:

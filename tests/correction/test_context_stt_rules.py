@@ -134,7 +134,8 @@ def test_doubted_made_up_word_a_sound_short_of_a_scene_name() -> None:
 
 def test_a_sound_short_needs_doubt_the_scene_and_an_unlisted_word() -> None:
     text = "No, like next to Kiela, like near."
-    assert fixed(text, set(), PARTY) == text  # Whisper sure of it
+    lower = "No, like next to kiela, like near."
+    assert fixed(lower, set(), PARTY) == lower  # Whisper sure of it, written lower case
     assert fixed(text, {"Kiela"}, ["Grog"]) == text  # Keyleth out of play
     ordinary = "No, I will call you near."  # "call" codes KL too, but is ordinary English
     assert fixed(ordinary, {"call"}, PARTY) == ordinary
