@@ -32,6 +32,7 @@ from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
     NameIndex,
+    english_zipf,
     phonetic_codes,
     spelling_key,
 )
@@ -106,6 +107,8 @@ class _Scene:
     # the lengths of `by_variant`'s keys: a window's code whose variants have none of them
     # (most codes of several words, longer than any name's) skips their look-ups
     variant_lengths: frozenset[int]
+    # their one-word forms that begin with a V: Whisper may write that sound as "the"
+    voiced: tuple[NameForm, ...] = ()
 
 
 _NO_SCENE = _Scene(frozenset(), {}, {}, {}, frozenset())
@@ -122,7 +125,10 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
     out: dict[str, list[NameForm]] = {}
     by_size: dict[int, list[NameForm]] = {}
     by_short: dict[str, list[NameForm]] = {}
+    voiced: list[NameForm] = []
     for form in forms.values():
+        if not form.common and form.n_words == 1 and form.joined.startswith("v"):
+            voiced.append(form)
         if not form.common:
             for variant in {v for code in form.codes for v in _variants(code)}:
                 out.setdefault(variant, []).append(form)
@@ -137,6 +143,7 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
         {k: tuple(v) for k, v in by_size.items()},
         {k: tuple(v) for k, v in by_short.items()},
         frozenset(map(len, out)),
+        tuple(voiced),
     )
 
 
@@ -295,6 +302,21 @@ def _named_anchor_hits(
                 continue
             if vouched is None or form.canonical in vouched or score >= cfg.anchor_sure:
                 out.append(_Hit(first, last, form, score))
+    return out
+
+
+def _onset_heard_as_the(
+    first: int, rest: str, voiced: tuple[NameForm, ...], cfg: CorrectionConfig
+) -> list[_Hit]:
+    """A scene name's first sound, a V, heard as "the" (the two are near twins, both voiced
+    and made at the teeth) and the rest as a made-up word Whisper doubted ("serves the
+    Exmirror" for "serves Vexmira"): the name's V put back must spell it closely
+    (`fuzzy_threshold`). "the Exodus" (English) or a V-name out of play keep their "the"."""
+    out = []
+    for form in voiced:
+        score = _jw(form.joined[0] + rest, form.joined)
+        if score >= cfg.fuzzy_threshold:
+            out.append(_Hit(first, first + 1, form, score))
     return out
 
 
@@ -516,6 +538,14 @@ def context_corrections(
                             )
                             if score >= cfg.short_threshold:
                                 hits.append(_Hit(first, last, form, score))
+            if (
+                n == 2
+                and norms[first] == "the"
+                and unsure_of[last]
+                and in_play.voiced
+                and english_zipf(norms[last]) < cfg.english_zipf
+            ):
+                hits.extend(_onset_heard_as_the(first, norms[last], in_play.voiced, cfg))
             if not forms:
                 continue
             key = spelling_key(joined)

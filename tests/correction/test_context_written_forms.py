@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from glyphoxa_pipelines.correction import NameIndex, correct
 
-INDEX = NameIndex(["Keyleth", "Grog", "Elder", "Eldrinax", "Hieris", "Brennan"])
+INDEX = NameIndex(["Keyleth", "Grog", "Elder", "Eldrinax", "Hieris", "Brennan", "Vexmira"])
 
 
 def confidences(text: str, unsure: set[str], p: float = 0.4) -> list[float]:
@@ -67,3 +67,23 @@ def test_comma_stays_out_of_play_or_with_a_sure_half() -> None:
     assert fixed(text, {"Russ"}, ["Hieris"]) == text
     stop = "Thank you. Hi. Russ. Thank you."  # a full stop is the speaker's own pause
     assert fixed(stop, {"Hi", "Russ"}, ["Hieris"]) == stop
+
+
+# -- a V-name's first sound heard as "the"
+
+
+def test_v_name_whose_first_sound_was_heard_as_the() -> None:
+    text = "Through a window you glimpse a guard who serves the Exmirror, counting silver."
+    assert correct(text, INDEX).text == text
+    assert (
+        fixed(text, {"the", "Exmirror"}, ["Vexmira"])
+        == "Through a window you glimpse a guard who serves Vexmira, counting silver."
+    )
+
+
+def test_the_stays_before_english_a_sure_word_or_out_of_play() -> None:
+    text = "Through a window you glimpse a guard who serves the Exmirror, counting silver."
+    assert fixed(text, {"the", "Exmirror"}, ["Grog"]) == text  # no V-name in play
+    assert fixed(text, set(), ["Vexmira"]) == text  # Whisper sure of "Exmirror"
+    english = "The priests who serve the Exodus, counting silver."  # an English word
+    assert fixed(english, {"the", "Exodus"}, ["Vexmira"]) == english
