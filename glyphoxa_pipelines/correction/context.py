@@ -22,6 +22,7 @@ they are, and words stage 1 changed are never touched again.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -380,23 +381,18 @@ def _word_states(
     them, or they are no plain words (handles, numbers), or they lie in a longer name heard
     right. Named words are names heard right on their own ("Machina"): they stay as they are,
     but may anchor a longer name ("Box Machina" for "Vox Machina")."""
-    settled_spans = sorted(settled)
-    changed_spans = sorted((c.start, c.end) for c in changed)
     by_joined = index.by_joined
-    if not settled_spans and not changed_spans:
-        return [not plain for plain in scan.plain], [norm in by_joined for norm in scan.norms]
-    blocked, named = [], []
-    k = j = 0
-    for start, norm, plain in zip(scan.starts, scan.norms, scan.plain, strict=True):
-        while k < len(settled_spans) and settled_spans[k][1] <= start:
-            k += 1
-        while j < len(changed_spans) and changed_spans[j][1] <= start:
-            j += 1
-        in_changed = j < len(changed_spans) and changed_spans[j][0] <= start
-        is_name = norm in by_joined
-        in_settled = k < len(settled_spans) and settled_spans[k][0] <= start
-        blocked.append(in_changed or not plain or (in_settled and not is_name))
-        named.append(is_name)
+    blocked = [not plain for plain in scan.plain]
+    named = [norm in by_joined for norm in scan.norms]
+    # the words inside a span, found by bisection: spans are few, words many
+    starts = scan.starts
+    for start, end in settled:
+        for k in range(bisect_left(starts, start), bisect_left(starts, end)):
+            if not named[k]:
+                blocked[k] = True
+    for c in changed:
+        for k in range(bisect_left(starts, c.start), bisect_left(starts, c.end)):
+            blocked[k] = True
     return blocked, named
 
 
