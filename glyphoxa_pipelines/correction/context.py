@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
+from glyphoxa_pipelines.correction.confusions import code_variants, fold, fold_letters
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
@@ -38,6 +39,11 @@ from glyphoxa_pipelines.correction.name_index import (
     spelling_key,
 )
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
+from glyphoxa_pipelines.correction.written_forms import (
+    across_comma,
+    onset_heard_as_the,
+    split_over_ordinary_name,
+)
 
 _WORD = re.compile(r"\S+")
 _jw = JaroWinkler.similarity
@@ -49,36 +55,6 @@ class _Hit:
     last: int
     form: NameForm
     score: float
-
-
-_CONFUSABLE = str.maketrans({"P": "F", "M": "N"})
-
-
-def _fold(code: str) -> str:
-    """A code with B and V, and M and N, folded ("Bex" for "Vex", "scamlin" for "Scanlan"):
-    the consonant pairs Whisper trades most, the same place of articulation."""
-    return code.translate(_CONFUSABLE)
-
-
-_CONFUSABLE_LETTERS = str.maketrans({"b": "v", "m": "n"})
-
-
-@lru_cache(maxsize=65_536)
-def _fold_letters(spelling: str) -> str:
-    """A spelling key with the same consonant pairs folded as `_fold` folds in codes: "backs"
-    spells the sounds of "Vax" once B is V."""
-    return spelling.translate(_CONFUSABLE_LETTERS)
-
-
-@lru_cache(maxsize=65_536)
-def _variants(code: str) -> frozenset[str]:
-    """A folded code and, from four letters on, each of its one-letter deletions: two codes
-    within one edit share a variant."""
-    folded = _fold(code)
-    out = {folded}
-    if len(folded) >= 4:
-        out.update(folded[:k] + folded[k + 1 :] for k in range(len(folded)))
-    return frozenset(out)
 
 
 @lru_cache(maxsize=8)
@@ -131,12 +107,12 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
         if not form.common and form.n_words == 1 and form.joined.startswith("v"):
             voiced.append(form)
         if not form.common:
-            for variant in {v for code in form.codes for v in _variants(code)}:
+            for variant in {v for code in form.codes for v in code_variants(code)}:
                 out.setdefault(variant, []).append(form)
             if form.n_words > 1:
                 by_size.setdefault(form.n_words, []).append(form)
             else:
-                for short in {_fold(code)[:-1] for code in form.codes if len(code) >= 3}:
+                for short in {fold(code)[:-1] for code in form.codes if len(code) >= 3}:
                     by_short.setdefault(short, []).append(form)
     return _Scene(
         canon,
@@ -189,9 +165,9 @@ def _codes_agree(codes: tuple[str, ...], form: NameForm) -> tuple[bool, bool, bo
         return True, True, True
     folds = edit = False
     for code in codes:
-        folded = _fold(code)
+        folded = fold(code)
         for other in form.codes:
-            distance = Levenshtein.distance(folded, _fold(other))
+            distance = Levenshtein.distance(folded, fold(other))
             folds = folds or distance == 0
             edit = edit or (distance <= 1 and min(len(code), len(other)) >= 3)
     return False, folds, edit
@@ -239,8 +215,8 @@ def _anchored(
             total += 1.0
             continue
         sim = _jw(w, nw)
-        folded = {_fold(c) for c in form.word_codes[k]}
-        overlap = any(_fold(c) in folded for c in phonetic_codes(w))
+        folded = {fold(c) for c in form.word_codes[k]}
+        overlap = any(fold(c) in folded for c in phonetic_codes(w))
         if sim < cfg.anchor_threshold and not (overlap and sim >= cfg.phonetic_threshold):
             return None
         total += sim
@@ -266,8 +242,8 @@ def _sounded(
         sim = _jw(word, name_word)
         if sim < cfg.anchor_threshold:
             return None
-        heard = [_fold(c) for c in phonetic_codes(word)]
-        said = [_fold(c) for c in form.word_codes[k]]
+        heard = [fold(c) for c in phonetic_codes(word)]
+        said = [fold(c) for c in form.word_codes[k]]
         if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
             return None
         total += sim
@@ -303,74 +279,6 @@ def _named_anchor_hits(
                 continue
             if vouched is None or form.canonical in vouched or score >= cfg.anchor_sure:
                 out.append(_Hit(first, last, form, score))
-    return out
-
-
-def _onset_heard_as_the(
-    first: int, rest: str, voiced: tuple[NameForm, ...], cfg: CorrectionConfig
-) -> list[_Hit]:
-    """A scene name's first sound, a V, heard as "the" (the two are near twins, both voiced
-    and made at the teeth) and the rest as a made-up word Whisper doubted ("serves the
-    Exmirror" for "serves Vexmira"): the name's V put back must spell it closely
-    (`fuzzy_threshold`). "the Exodus" (English) or a V-name out of play keep their "the"."""
-    out = []
-    for form in voiced:
-        score = _jw(form.joined[0] + rest, form.joined)
-        if score >= cfg.fuzzy_threshold:
-            out.append(_Hit(first, first + 1, form, score))
-    return out
-
-
-def _across_comma(
-    scan: Scan,
-    first: int,
-    by_scene: dict[str, tuple[NameForm, ...]],
-    scene_canon: frozenset[str],
-    cfg: CorrectionConfig,
-) -> list[_Hit]:
-    """A one-word name of the scene that Whisper wrote as two doubted words with a comma
-    between ("Hi, Russ." for Hieris): the comma is its guess at a pause, not the speaker's.
-    Only the very code of a name in play, spelled as close as a spelling-only match must be
-    (`fuzzy_threshold`); a sure word or a name out of play keeps the comma."""
-    joined = scan.norms[first] + scan.norms[first + 1]
-    key = spelling_key(joined)
-    out = []
-    for code in phonetic_codes(joined):
-        for form in by_scene.get(_fold(code), ()):
-            if form.n_words != 1 or form.canonical not in scene_canon or code not in form.codes:
-                continue
-            score = max(_jw(joined, form.joined), _jw(key, form.key))
-            if score >= cfg.fuzzy_threshold:
-                out.append(_Hit(first, first + 1, form, score))
-    return out
-
-
-def _split_over_ordinary_name(
-    scan: Scan,
-    first: int,
-    last: int,
-    anchors: list[int],
-    joined: str,
-    index: NameIndex,
-    cfg: CorrectionConfig,
-) -> list[_Hit]:
-    """One-word names a doubted window may be though it holds a name heard right, when that
-    name is also an ordinary English word ("Elder Nax" for Eldrinax, "Elder" being a title
-    and a name): the very code of the joined words, spelled as close as several words heard
-    for one name must be (`split_threshold`), and no function word at an edge. A name that
-    is no ordinary word ("Grog") keeps its window: it was said."""
-    zipfs = scan.zipfs
-    if any(zipfs[k] < cfg.common_zipf for k in anchors):
-        return []
-    if max(zipfs[first], zipfs[last]) >= cfg.function_zipf:
-        return []
-    out = []
-    for code in phonetic_codes(joined):
-        for form in index.by_code.get(code, ()):
-            if form.n_words == 1 and not form.common:
-                score = _jw(joined, form.joined)
-                if score >= cfg.split_threshold:
-                    out.append(_Hit(first, last, form, score))
     return out
 
 
@@ -463,7 +371,10 @@ def context_corrections(
                     and scene_canon
                     and text[scan.ends[first] : scan.starts[last]] == ", "
                 ):
-                    hits.extend(_across_comma(scan, first, by_scene, scene_canon, cfg))
+                    hits.extend(
+                        _Hit(*span)
+                        for span in across_comma(norms, first, by_scene, scene_canon, cfg)
+                    )
                 break
             joined += norms[last]
             if named[last]:
@@ -483,7 +394,10 @@ def context_corrections(
                     hits.extend(_named_anchor_hits(scan, first, last, anchors, index, cfg, vouched))
                 if n > 1 and content and doubted and not all_common:
                     hits.extend(
-                        _split_over_ordinary_name(scan, first, last, anchors, joined, index, cfg)
+                        _Hit(*span)
+                        for span in split_over_ordinary_name(
+                            zipfs, first, last, anchors, joined, index, cfg
+                        )
                     )
                 continue
             edge = max(zipfs[first], zipfs[last]) >= function_zipf
@@ -499,7 +413,7 @@ def context_corrections(
                 if by_scene and (
                     size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
                 ):
-                    for variant in _variants(code):
+                    for variant in code_variants(code):
                         for form in by_scene.get(variant, ()):
                             forms[id(form)] = form
             if n > 1 and n in multi_sizes:
@@ -527,11 +441,9 @@ def context_corrections(
                 # of its last sound ("Kila", "Kiela" for Keyleth): Whisper doubted it, or
                 # wrote it capitalized mid-sentence, as it writes the names it hears
                 for code in codes:
-                    for form in in_play.by_short.get(_fold(code), ()):
+                    for form in in_play.by_short.get(fold(code), ()):
                         if id(form) not in forms:
-                            score = _jw(
-                                _fold_letters(spelling_key(joined)), _fold_letters(form.key)
-                            )
+                            score = _jw(fold_letters(spelling_key(joined)), fold_letters(form.key))
                             if score >= cfg.short_threshold:
                                 hits.append(_Hit(first, last, form, score))
             if (
@@ -541,7 +453,10 @@ def context_corrections(
                 and in_play.voiced
                 and english_zipf(norms[last]) < cfg.english_zipf
             ):
-                hits.extend(_onset_heard_as_the(first, norms[last], in_play.voiced, cfg))
+                hits.extend(
+                    _Hit(*span)
+                    for span in onset_heard_as_the(first, norms[last], in_play.voiced, cfg)
+                )
             if not forms:
                 continue
             key = spelling_key(joined)
@@ -593,7 +508,7 @@ def context_corrections(
                 score = max(
                     _jw(joined, form.joined),
                     _jw(key, form.key),
-                    _jw(_fold_letters(key), _fold_letters(form.key)),
+                    _jw(fold_letters(key), fold_letters(form.key)),
                 )
                 if score >= need:
                     hits.append(_Hit(first, last, form, score))
