@@ -106,3 +106,23 @@ def test_names_said_with_the_partys_characters_are_characters_too() -> None:
     result = extract_knowledge(entries([*lines, ("MATT", "Vax, Kima and Grog leave. Vax "
                                                           "waves.")]), [])
     assert {e.name: e.type for e in result.entities}.get("Vax") == "player"
+
+
+def test_a_companion_the_dm_voices_is_an_npc_not_a_seat() -> None:
+    lines = [*CALLS,
+             *[("LIAM", f"Line {n}.") for n in range(30)],
+             ("LAURA", "So Grog and Kima are going over."),
+             ("SAM", "Kima and Vex, then."),
+             ("MATT", 'However, Kima, with a grim look, grabs him and says, "Where is it?"'),
+             ]
+    cast = read_cast(entries(lines), excluded={"sam", "travis", "laura", "liam", "matt"})
+    assert cast.unplaced == frozenset()
+
+
+def test_a_task_the_dm_tells_is_a_quest_given_a_players_plan_is_not() -> None:
+    lines = [*CALLS, ("LAURA", "Who are you?"),
+             ("MATT", "Vex, you look up. Lady Kima asks you to find the hammer of her order."),
+             ("LAURA", "I ask Grog to lift the gate.")]
+    found = facts(extract_knowledge(entries(lines), GRAPH))
+    assert found[("kima", "quest_giver", "vex")].attributes["coreference"] == "vocative"
+    assert not [k for k in found if k[0] == "vex"]

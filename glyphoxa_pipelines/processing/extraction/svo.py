@@ -96,6 +96,7 @@ SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types
     "warned": ({"npc", "player"}, {"npc", "player", "faction"}),
     "distrusts": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
     "travelled_with": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
+    "quest_giver": ({"npc", "faction"}, {"npc", "player", "faction"}),
 }
 # a verb outside the table is still a fact a DM reads ("Trinket nuzzles Grog", "Scanlan
 # sings for Clarota"), but what it means is the verb's own: it goes to review
@@ -251,6 +252,29 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
     return subjects, objects
 
 
+def _english_verb(lemma: str) -> bool:
+    """A verb a reader knows ("nuzzle"), not a spoken form the lemmatizer guessed at
+    ("scooche" from "scooching")."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(lemma, "en") >= 2.5
+
+
+_QUEST_VERBS = frozenset(words("ask task charge commission hire send beg implore request"))
+
+
+def _task(verb: Token) -> bool:
+    """The verb sets someone a task: "asks you to find the hammer"."""
+    return any(c.dep_ in ("xcomp", "ccomp") and c.pos_ == "VERB" for c in verb.children)
+
+
+def _given(verb: Token) -> bool:
+    """A gift says what was given ("give constitutional strength to Grog"); "give it to
+    Keyleth" is a handover at the table, its thing unnamed."""
+    return any(c.dep_ in ("dobj", "dative") and c.pos_ in ("NOUN", "PROPN")
+               for c in verb.children)
+
+
 def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
               target: Entity) -> tuple[str, str] | None:
     """(relation type, how it was read: "table" or "custom") of a verb between two entities,
@@ -260,7 +284,7 @@ def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
     thinking or saying (`_NOT_FACTS`)."""
     if (lemma, prep) in VERB_RELATIONS:
         return VERB_RELATIONS[(lemma, prep)][0], "table"
-    if lemma in _NOT_FACTS or doer not in (None, "vocative"):
+    if lemma in _NOT_FACTS or doer not in (None, "vocative") or not _english_verb(lemma):
         return None
     if source.type not in _CUSTOM_SOURCES or target.type not in _CUSTOM_TARGETS:
         return None
@@ -299,13 +323,22 @@ def svo_facts(
                 if a is None or b is None or a == b:
                     continue
                 coref = a_coref or b_coref
-                found = _relation(lemma, lemma_prep, coref, entities[a], entities[b])
+                if not passive and prep == "" and lemma in _QUEST_VERBS and _task(verb):
+                    if s.quoted or s.entry.speaker_role != "dm":
+                        continue  # a player's "I ask Grog to pull" is a plan at the table
+                    found: tuple[str, str] | None = ("quest_giver", "quest")
+                else:
+                    found = _relation(lemma, lemma_prep, coref, entities[a], entities[b])
                 if found is None:
                     continue
                 rel_type, how = found
+                if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):
+                    continue  # a verb outside the table is read only in the DM's narration
+                if rel_type == "gave_to" and not _given(verb):
+                    continue
                 if how == "table" and VERB_RELATIONS[(lemma, lemma_prep)][1]:
                     a, b = b, a
-                if how == "table" and not _svo_ok(rel_type, entities[a], entities[b]):
+                if how != "custom" and not _svo_ok(rel_type, entities[a], entities[b]):
                     continue
                 confidence = (base_confidence(s) - COREFERENCE_PENALTY.get(coref or "", 0.0)
                               - (CUSTOM_PENALTY if how == "custom" else 0.0))
