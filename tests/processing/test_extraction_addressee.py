@@ -126,3 +126,12 @@ def test_a_task_the_dm_tells_is_a_quest_given_a_players_plan_is_not() -> None:
     found = facts(extract_knowledge(entries(lines), GRAPH))
     assert found[("kima", "quest_giver", "vex")].attributes["coreference"] == "vocative"
     assert not [k for k in found if k[0] == "vex"]
+
+
+def test_two_guesses_make_no_fact_and_a_gift_names_its_thing() -> None:
+    guessed = [*CALLS, ("LAURA", "Hm."), ("MATT", "Grog stumbles. You strike him hard.")]
+    assert not facts(extract_knowledge(entries(guessed), GRAPH))  # "you" and "him" both read
+    nod = [*CALLS, ("LAURA", "Hm."), ("MATT", "Grog, you give a nod to Kima.")]
+    assert not facts(extract_knowledge(entries(nod), GRAPH))
+    gift = [*CALLS, ("LAURA", "Hm."), ("MATT", "Grog, you give the gauntlet to Kima.")]
+    assert ("grog", "gave_to", "kima") in facts(extract_knowledge(entries(gift), GRAPH))

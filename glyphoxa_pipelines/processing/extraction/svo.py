@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from glyphoxa_pipelines.memory.models import Entity
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, type_ok
-from glyphoxa_pipelines.processing.extraction.vocabulary import LOCATION_NOUNS, words
+from glyphoxa_pipelines.processing.extraction.vocabulary import ITEM_NOUNS, LOCATION_NOUNS, words
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -260,6 +260,7 @@ def _english_verb(lemma: str) -> bool:
     return zipf_frequency(lemma, "en") >= 2.5
 
 
+_THINGS = ITEM_NOUNS | frozenset(words("gold coin coins gem gems weapon armor armour potion item"))
 _QUEST_VERBS = frozenset(words("ask task charge commission hire send beg implore request"))
 
 
@@ -268,11 +269,15 @@ def _task(verb: Token) -> bool:
     return any(c.dep_ in ("xcomp", "ccomp") and c.pos_ == "VERB" for c in verb.children)
 
 
-def _given(verb: Token) -> bool:
-    """A gift says what was given ("give constitutional strength to Grog"); "give it to
-    Keyleth" is a handover at the table, its thing unnamed."""
-    return any(c.dep_ in ("dobj", "dative") and c.pos_ in ("NOUN", "PROPN")
-               for c in verb.children)
+def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
+    """A gift says what thing was given ("gives the gauntlet to Grog", "gives Bad News to
+    Percy"); "give it to Keyleth" leaves the thing unnamed, and "give a nod / a little
+    inspiration to Pike" is a gesture or a game rule, no thing at all."""
+    return any(
+        c.dep_ in ("dobj", "dative") and (
+            c.lemma_.lower() in _THINGS or _mention_at(c, spans) is not None)
+        for c in verb.children
+    )
 
 
 def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
@@ -334,8 +339,12 @@ def svo_facts(
                 rel_type, how = found
                 if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):
                     continue  # a verb outside the table is read only in the DM's narration
-                if rel_type == "gave_to" and not _given(verb):
+                if rel_type == "gave_to" and not _given(verb, spans):
                     continue
+                if a_coref and b_coref and "vocative" not in (a_coref, b_coref):
+                    continue  # two guesses in one fact ("you managed to strike him")
+                if how == "table" and lemma in _OBJECT_CONTROL and _task(verb):
+                    continue  # "I command Trinket to move": an order, not who leads whom
                 if how == "table" and VERB_RELATIONS[(lemma, lemma_prep)][1]:
                     a, b = b, a
                 if how != "custom" and not _svo_ok(rel_type, entities[a], entities[b]):
