@@ -173,3 +173,14 @@ def test_a_player_who_says_whom_they_play_gets_the_character_without_answers() -
     result = extract_knowledge(entries(lines), [])
     vex = next(e for e in result.entities if e.name == "Vex'ahlia")
     assert vex.type == "player" and vex.attributes.get("played_by") == "LAURA"
+
+
+def test_a_name_handled_as_a_weapon_is_an_item() -> None:
+    lines = [
+        ("MATT", "You pull out a bullet and load it back into Bad News."),
+        ("TALIESIN", "I fire."),
+        ("MATT", "The duergar was shot from the Bad News and falls."),
+        ("MATT", "Bad News roars again."),
+    ]
+    by_name = {e.name: e.type for e in extract_knowledge(entries(lines), []).entities}
+    assert by_name.get("Bad News") == "item"

@@ -132,6 +132,14 @@ _DEITY_AFTER = re.compile(
 _ITEM_AFTER = re.compile(
     r"^\s+(?:" + "|".join(sorted(ITEM_NOUNS)) + r")s?\b", re.I
 )  # "the Bad News gun"
+# "shot from the Bad News", "load it back into Bad News": what a weapon is handled as
+_ITEM_BEFORE = re.compile(
+    r"\b(?:fire[sd]?|firing|shot\s+from|shoot(?:s|ing)?\s+(?:with|from)|"
+    r"(?:re)?load(?:s|ed|ing)?\s+(?:it\s+|them\s+)?(?:back\s+)?into|wield(?:s|ed|ing)?|"
+    r"brandish(?:es|ed|ing)?|unsheathe[sd]?|pull(?:s|ed)?\s+out)\s+"
+    r"(?:the\s+|your\s+|his\s+|her\s+|my\s+)?$",
+    re.I,
+)
 _PEOPLE_AFTER = re.compile(
     r"^\s+(?:people|peoples|family|clan|tribe|tribes|folk|kin|army|order|guild)\b", re.I
 )  # "the Ashari people", "the Trickfoot family"
@@ -264,6 +272,8 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
             c.descriptions[desc] += 1
     if _ITEM_AFTER.match(after):
         c.type_votes["item"] += 2
+    elif _ITEM_BEFORE.search(before):
+        c.type_votes["item"] += 1.5
     elif _PEOPLE_AFTER.match(after):
         c.type_votes["faction"] += 2
     if _LOCATIVE_BEFORE.search(before):

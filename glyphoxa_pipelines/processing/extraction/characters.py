@@ -44,6 +44,8 @@ class Cast:
 
     played_by: dict[str, str] = field(default_factory=dict)
     characters: dict[str, list[str]] = field(default_factory=dict)  # speaker -> name keys
+    # characters whose player is not known: the party's own, by the company they keep
+    unplaced: frozenset[str] = frozenset()
 
     def is_character(self, key: str) -> bool:
         return key in self.played_by
@@ -148,7 +150,68 @@ def read_cast(entries: Sequence[Entry], excluded: Set[str]) -> Cast:
             continue
         played_by[k] = player
         by_player[player].append(k)
-    return Cast(played_by, dict(by_player))
+    silent = _players_without_character(entries, set(by_player))
+    voiced = voiced_by_dm | {
+        name_key(m.group("name")) for e in entries if e.speaker_role == "dm"
+        for m in _VOICED_LATER.finditer(e.text)
+    }
+    unplaced = _companions(entries, played_by, excluded | voiced, silent)
+    return Cast(played_by, dict(by_player), unplaced)
+
+
+# "Tiberius and Vax are going over", "Grog, Vax, you guys": named in one breath with the
+# party's characters
+_TOGETHER = re.compile(rf"(?P<a>{_NAME}),? and (?P<b>{_NAME})\b|(?P<c>{_NAME}), (?P<d>{_NAME}),")
+MIN_COMPANY = 2
+# a player who speaks at least this share of the busiest player's turns sits at the table
+# (CRD3's C1E004 has guests with 30-70 lines in a break segment, the cast 228-526)
+_ACTIVE_SHARE = 0.15
+# "Kima, with a look of absolute death in her face, grabs him ... and says, \"Listen\"": the
+# DM voices this one, later in the sentence than `_VOICED` looks
+_VOICED_LATER = re.compile(  # a lookahead: "However, Kima, ..." is tried at both names
+    rf"(?=\b(?P<name>{_NAME})\b[^.!?\"“]{{0,120}}\b(?:says|said|asks|replies|whispers|shouts|"
+    rf"growls|hisses|yells|continues|responds)\b[^\"“.!?]{{0,40}}[\"“])"
+)
+
+
+def _players_without_character(entries: Sequence[Entry], placed: Set[str]) -> int:
+    """How many players at the table this session nobody's reading gave a character."""
+    turns = Counter(s for e in entries if e.speaker_role == "player"
+                    and (s := _single_speaker(e)) is not None)
+    top = max(turns.values(), default=0)
+    return sum(1 for s, n in turns.items() if n >= _ACTIVE_SHARE * top and s not in placed)
+
+
+def _companions(
+    entries: Sequence[Entry], played_by: dict[str, str], excluded: Set[str], seats: int
+) -> frozenset[str]:
+    """Names the table says together with known characters at least `MIN_COMPANY` times,
+    at most one per player who has no character yet (`seats`), most often said first.
+
+    On CRD3's C1E003 nobody answers to "Vax" or "Percy" and neither introduces himself,
+    but the table says "Tiberius and Vax" three times and "Percy and Grog", "with Percy and
+    Tiberius"; an NPC travelling with the party (Kima, Clarota) is named with them too, so
+    the count is capped by the seats left, and a name the DM voices never takes one."""
+    if seats <= 0 or not played_by:
+        return frozenset()
+    short = set(played_by) | {k.split("'")[0].split()[0] for k in played_by}
+
+    def known(k: str) -> bool:  # "Vex'ahlia" and "Grog Strongjaw" are "Vex" and "Grog"
+        return k in short or k.split("'")[0].split()[0] in short
+
+    company: Counter[str] = Counter()
+    for e in entries:
+        if e.speaker_role not in ("dm", "player"):
+            continue
+        for m in _TOGETHER.finditer(e.text):
+            a, b = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+            ka, kb = name_key(a), name_key(b)
+            for k, other in ((ka, kb), (kb, ka)):
+                if known(other) and not known(k) and k not in excluded:
+                    company[k] += 1
+    ranked = [k for k, n in company.most_common() if n >= MIN_COMPANY
+              and k not in NOT_NAMES and not _common_word(k)]
+    return frozenset(ranked[:seats])
 
 
 def addressee(entries: Sequence[Entry], index: int, cast: Cast) -> str | None:

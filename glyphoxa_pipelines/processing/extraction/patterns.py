@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.models import ENTITY_TYPES, Entity, Entry, Relationship
+from glyphoxa_pipelines.processing.extraction.addressee import dm_addressees
 from glyphoxa_pipelines.processing.extraction.candidates import (
     Candidate,
     add_parse_evidence,
@@ -25,7 +26,7 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
     gather_candidates,
     merge_name_parts,
 )
-from glyphoxa_pipelines.processing.extraction.characters import Cast, addressee, read_cast
+from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
 from glyphoxa_pipelines.processing.extraction.coreference import third_person_antecedents
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
@@ -102,7 +103,8 @@ def extract_knowledge(
 
     entities = found.all_entities()
     mentions = _SentenceMentions(sentences, entities, found.new_aliases, excluded)
-    mentions.read_facts(sentences, parsed, entities, _speakers(entries, sentences, cast, entities))
+    speakers = _speakers(entries, sentences, mentions.spans, cast, entities)
+    mentions.read_facts(sentences, parsed, entities, speakers)
     relationships = merge_facts(mentions.facts, campaign_id, session_id, review_threshold)
     relationships += _cooccurrence_facts(
         mentions,
@@ -122,29 +124,28 @@ def extract_knowledge(
     )
 
 
-_REPLY_CHARS = 120
-
-
 def _speakers(
-    entries: list[Entry], sentences: list[Sentence], cast: Cast, entities: dict[str, Entity]
+    entries: list[Entry],
+    sentences: list[Sentence],
+    spans: list[list[tuple[int, int, str]]],
+    cast: Cast,
+    entities: dict[str, Entity],
 ) -> list[Speakers]:
-    """Per sentence, the entities "I" and "you" stand for (see `characters`)."""
+    """Per sentence, the entities "I" (a player's own character, see `characters`) and the
+    DM's "you" (`addressee`) stand for."""
     by_key: dict[str, str] = {}
     for e in entities.values():
         if e.type == "player":
             for name in [e.name, *e.aliases]:
                 by_key.setdefault(name_key(name), e.id)
-    index_of = {id(e): i for i, e in enumerate(entries)}
+    yous = dm_addressees(entries, sentences, spans, cast, entities)
     out = []
-    for s in sentences:
+    for s, you in zip(sentences, yous, strict=True):
         entry = s.entry
-        me = you = None
+        me = None
         if entry.speaker_role == "player" and not s.quoted:
             me = by_key.get(cast.character_of(entry.speaker_name) or "")
-        elif entry.speaker_role == "dm" and not s.quoted and len(entry.text) <= _REPLY_CHARS:
-            # a short DM turn answers the player before it; a long one narrates to the party
-            you = by_key.get(addressee(entries, index_of[id(entry)], cast) or "")
-        out.append(Speakers(me, you))
+        out.append(Speakers(me, you.entity, you_reading=you.reading or "speaker"))
     return out
 
 
@@ -185,6 +186,8 @@ class _KeepRule:
             return None  # "Ashley Johnson", "Matthew Mercer": the cast by their full names
         if any(_player_of(self.cast, f) for f in [k, *c.forms]):
             return "player"  # answered to at the table by one player: their character
+        if kind in (None, "npc") and k in self.cast.unplaced:
+            return "player"  # said in one breath with the party's characters
         strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
         # once is enough for a place or people the DM names with a cue: "Kima of Vord"
         once_ok = strong and c.by_dm and kind in ("location", "faction")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from glyphoxa_pipelines.memory.models import Entity
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, type_ok
-from glyphoxa_pipelines.processing.extraction.vocabulary import words
+from glyphoxa_pipelines.processing.extraction.vocabulary import ITEM_NOUNS, LOCATION_NOUNS, words
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -96,12 +96,28 @@ SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types
     "warned": ({"npc", "player"}, {"npc", "player", "faction"}),
     "distrusts": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
     "travelled_with": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
+    "quest_giver": ({"npc", "faction"}, {"npc", "player", "faction"}),
 }
+# a verb outside the table is still a fact a DM reads ("Trinket nuzzles Grog", "Scanlan
+# sings for Clarota"), but what it means is the verb's own: it goes to review
+CUSTOM_PENALTY = 0.2
+_CUSTOM_SOURCES = frozenset({"npc", "player", "creature", "faction"})
+_CUSTOM_TARGETS = frozenset({"npc", "player", "creature", "faction", "item", "location"})
+_NOT_FACTS = frozenset(words(
+    "be have do get make see look watch hear listen notice know think believe feel seem "
+    "appear want need like love hate say tell ask speak talk call name mean guess wonder "
+    "remember recall forget realize understand let try go come take put turn keep give "
+    "show use begin start continue stop become remain stay sit stand wait roll cast hold"
+))
+_MODALS = frozenset(words("can could would should might may must will 'll wo shall ca"))
 PERSON_PRONOUNS = frozenset(words("i you"))
 THIRD_PERSON = frozenset(words("he him she her"))
-# a guess costs confidence: the table's roles ("I", the DM's "you") are a good one; the last
-# person named is a weaker one, always below the default review threshold (0.7)
-COREFERENCE_PENALTY = {"speaker": 0.15, "narration": 0.25}
+# a guess costs confidence: a player's "I" and a character the DM calls by name ("Grog, you
+# ...", `addressee`) are good ones; the last person named, the last player to speak and the
+# party are weaker, always below the default review threshold (0.7)
+COREFERENCE_PENALTY = {
+    "speaker": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25, "party": 0.25,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +127,7 @@ class Speakers:
     me: str | None = None
     you: str | None = None
     third: str | None = None  # "he" / "she": the one person the narration is following
+    you_reading: str = "speaker"  # how `you` was read (`addressee`: vocative, party, reply)
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
@@ -125,6 +142,36 @@ def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
     return None
 
 
+# "the physical form of Grog" is Grog, "the ancient castle of Whitestone" is Whitestone; not
+# "the leader of X" or "the back of X" (a role, a part: another thing than X)
+_STANDS_FOR_OF = LOCATION_NOUNS | frozenset(words("form body figure person self"))
+_NAMING_VERBS = frozenset(words("call name know title dub"))
+_OBJECT_CONTROL = frozenset(words(
+    "ask tell order command persuade convince want expect allow force help urge beg invite "
+    "instruct encourage let make get need send hire pay"
+))
+
+
+def _stand_in(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
+    """The entity a common noun stands for when the sentence names it right there: "a town
+    called Ty'rex", "his uncle, Kevdak", "the castle of Whitestone"."""
+    if token.pos_ not in ("NOUN", "PROPN"):
+        return None
+    for child in token.children:
+        if child.dep_ == "appos" and (eid := _mention_at(child, spans)):
+            return eid
+        if child.dep_ == "acl" and child.lemma_.lower() in _NAMING_VERBS:
+            for named in child.children:
+                if named.dep_ in ("oprd", "dobj", "attr") and (eid := _mention_at(named, spans)):
+                    return eid
+        if (child.dep_ == "prep" and child.lower_ == "of"
+                and token.lemma_.lower() in _STANDS_FOR_OF):
+            for pobj in child.children:
+                if pobj.dep_ == "pobj" and (eid := _mention_at(pobj, spans)):
+                    return eid
+    return None
+
+
 def _with_conjuncts(token: Token) -> list[Token]:
     return [token, *[t for t in token.conjuncts if t.dep_ == "conj"]]
 
@@ -136,14 +183,28 @@ def _referent(
     of a subject or object token."""
     if (eid := _mention_at(token, spans)) is not None:
         return eid, None
+    if (eid := _stand_in(token, spans)) is not None:
+        return eid, None
     low = token.lower_
     if low in ("i", "me") and speakers.me:
         return speakers.me, "speaker"
-    if low == "you" and speakers.you:
-        return speakers.you, "speaker"
+    if (low == "you" or token.left_edge.lower_ == "you") and speakers.you:  # "you guys"
+        return speakers.you, speakers.you_reading
     if low in THIRD_PERSON and speakers.third:
         return speakers.third, "narration"
     return None, None
+
+
+def _shares_subject(verb: Token) -> bool:
+    """A verb with no subject of its own that takes its head's: a second verb ("swoops up and
+    catches"), or one the subject means to do ("you use that to give ..."); not after a verb
+    whose object is the doer ("I ask Grog to pull")."""
+    head = verb.head
+    if head is verb or head.pos_ not in ("VERB", "AUX"):
+        return False
+    if verb.dep_ == "conj":
+        return True
+    return verb.dep_ == "xcomp" and head.lemma_.lower() not in _OBJECT_CONTROL
 
 
 def _svo_ok(rel_type: str, source: Entity, target: Entity) -> bool:
@@ -151,6 +212,88 @@ def _svo_ok(rel_type: str, source: Entity, target: Entity) -> bool:
         sources, targets = SVO_TYPES[rel_type]
         return source.type in sources and target.type in targets and source.id != target.id
     return type_ok(rel_type, source, target)
+
+
+def _hypothetical(verb: Token) -> bool:
+    """An option, a plan or a question, not a deed: "you can carry her", "you have to talk to
+    Adra", "I'm going to shoot", "do you attack Kima?"."""
+    if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
+        return True
+    head = verb.head
+    if verb.dep_ == "xcomp" and head.lemma_.lower() in ("have", "go", "want", "try", "need"):
+        return True
+    return verb.sent.text.rstrip().endswith("?") or any(
+        c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in verb.children
+    )
+
+
+def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token, str]]]:
+    """The verb's subjects (token, passive) and objects (token, preposition; "" for a direct
+    object, "by" for a passive's agent)."""
+    subjects: list[tuple[Token, bool]] = []
+    objects: list[tuple[Token, str]] = []
+    for child in verb.children:
+        if child.dep_ == "nsubj":
+            subjects += [(t, False) for t in _with_conjuncts(child)]
+        elif child.dep_ == "nsubjpass":
+            subjects += [(t, True) for t in _with_conjuncts(child)]
+        elif child.dep_ in ("dobj", "dative") and child.pos_ != "ADP":
+            objects += [(t, "") for t in _with_conjuncts(child)]
+        elif child.dep_ in ("prep", "dative", "agent"):
+            prep = "by" if child.dep_ == "agent" else child.lower_
+            for pobj in child.children:
+                if pobj.dep_ == "pobj":
+                    objects += [(t, prep) for t in _with_conjuncts(pobj)]
+    if not subjects and _shares_subject(verb):
+        subjects = [  # "Tiberius swoops up and catches Vax": the first verb's subject
+            (t, False) for c in verb.head.children if c.dep_ == "nsubj"
+            for t in _with_conjuncts(c)
+        ]
+    return subjects, objects
+
+
+def _english_verb(lemma: str) -> bool:
+    """A verb a reader knows ("nuzzle"), not a spoken form the lemmatizer guessed at
+    ("scooche" from "scooching")."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(lemma, "en") >= 2.5
+
+
+_THINGS = ITEM_NOUNS | frozenset(words("gold coin coins gem gems weapon armor armour potion item"))
+_QUEST_VERBS = frozenset(words("ask task charge commission hire send beg implore request"))
+
+
+def _task(verb: Token) -> bool:
+    """The verb sets someone a task: "asks you to find the hammer"."""
+    return any(c.dep_ in ("xcomp", "ccomp") and c.pos_ == "VERB" for c in verb.children)
+
+
+def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
+    """A gift says what thing was given ("gives the gauntlet to Grog", "gives Bad News to
+    Percy"); "give it to Keyleth" leaves the thing unnamed, and "give a nod / a little
+    inspiration to Pike" is a gesture or a game rule, no thing at all."""
+    return any(
+        c.dep_ in ("dobj", "dative") and (
+            c.lemma_.lower() in _THINGS or _mention_at(c, spans) is not None)
+        for c in verb.children
+    )
+
+
+def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
+              target: Entity) -> tuple[str, str] | None:
+    """(relation type, how it was read: "table" or "custom") of a verb between two entities,
+    or None. A verb outside the table is a custom relation (its lemma, "nuzzle",
+    "pledge_to") only between people, creatures and named things, said in narration of a
+    deed whose doer is a name or a character called by name, never a verb of seeing,
+    thinking or saying (`_NOT_FACTS`)."""
+    if (lemma, prep) in VERB_RELATIONS:
+        return VERB_RELATIONS[(lemma, prep)][0], "table"
+    if lemma in _NOT_FACTS or doer not in (None, "vocative") or not _english_verb(lemma):
+        return None
+    if source.type not in _CUSTOM_SOURCES or target.type not in _CUSTOM_TARGETS:
+        return None
+    return (f"{lemma}_{prep}" if prep else lemma), "custom"
 
 
 def svo_facts(
@@ -166,53 +309,52 @@ def svo_facts(
     for verb in doc:
         if verb.pos_ not in ("VERB", "AUX") or any(c.dep_ == "neg" for c in verb.children):
             continue
+        if _hypothetical(verb):
+            continue
         lemma = verb.lemma_.lower()
-        subjects: list[tuple[Token, bool]] = []  # (token, passive)
-        objects: list[tuple[Token, str]] = []  # (token, preposition)
-        for child in verb.children:
-            if child.dep_ == "nsubj":
-                subjects += [(t, False) for t in _with_conjuncts(child)]
-            elif child.dep_ == "nsubjpass":
-                subjects += [(t, True) for t in _with_conjuncts(child)]
-            elif child.dep_ in ("dobj", "dative"):
-                objects += [(t, "") for t in _with_conjuncts(child)]
-            elif child.dep_ == "prep":
-                for pobj in child.children:
-                    if pobj.dep_ == "pobj":
-                        objects += [(t, child.lower_) for t in _with_conjuncts(pobj)]
-            elif child.dep_ == "agent":
-                for pobj in child.children:
-                    if pobj.dep_ == "pobj":
-                        objects += [(t, "by") for t in _with_conjuncts(pobj)]
-        if not subjects and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
-            subjects = [  # "Tiberius swoops up and catches Vax": the first verb's subject
-                (t, False) for c in verb.head.children if c.dep_ == "nsubj"
-                for t in _with_conjuncts(c)
-            ]
+        subjects, objects = _arguments(verb)
         for subj, passive in subjects:
             if _referent(subj, spans, speakers)[0] is None:
                 continue
             for obj, prep in objects:
                 if passive and prep == "by":
-                    key, (a_tok, b_tok) = (lemma, ""), (obj, subj)
+                    (lemma_prep, (a_tok, b_tok)) = ("", (obj, subj))
+                elif passive:
+                    continue  # "Grog was taken to Kima": who did it is not said
                 else:
-                    key, (a_tok, b_tok) = (lemma, prep), (subj, obj)
-                if key not in VERB_RELATIONS:
-                    continue
+                    (lemma_prep, (a_tok, b_tok)) = (prep, (subj, obj))
                 a, a_coref = _referent(a_tok, spans, speakers)
                 b, b_coref = _referent(b_tok, spans, speakers)
                 if a is None or b is None or a == b:
                     continue
-                rel_type, reverse = VERB_RELATIONS[key]
-                if reverse:
-                    a, b = b, a
-                if not _svo_ok(rel_type, entities[a], entities[b]):
-                    continue
                 coref = a_coref or b_coref
-                confidence = base_confidence(s) - COREFERENCE_PENALTY.get(coref or "", 0.0)
+                if not passive and prep == "" and lemma in _QUEST_VERBS and _task(verb):
+                    if s.quoted or s.entry.speaker_role != "dm":
+                        continue  # a player's "I ask Grog to pull" is a plan at the table
+                    found: tuple[str, str] | None = ("quest_giver", "quest")
+                else:
+                    found = _relation(lemma, lemma_prep, coref, entities[a], entities[b])
+                if found is None:
+                    continue
+                rel_type, how = found
+                if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):
+                    continue  # a verb outside the table is read only in the DM's narration
+                if rel_type == "gave_to" and not _given(verb, spans):
+                    continue
+                if a_coref and b_coref and "vocative" not in (a_coref, b_coref):
+                    continue  # two guesses in one fact ("you managed to strike him")
+                if how == "table" and lemma in _OBJECT_CONTROL and _task(verb):
+                    continue  # "I command Trinket to move": an order, not who leads whom
+                if how == "table" and VERB_RELATIONS[(lemma, lemma_prep)][1]:
+                    a, b = b, a
+                if how != "custom" and not _svo_ok(rel_type, entities[a], entities[b]):
+                    continue
+                confidence = (base_confidence(s) - COREFERENCE_PENALTY.get(coref or "", 0.0)
+                              - (CUSTOM_PENALTY if how == "custom" else 0.0))
                 out.append(
                     Fact(a, b, rel_type, round(confidence, 3), "stated", s.text, s.entry,
                          {"verb": verb.text.lower(), "method": "dependency"}
-                         | ({"coreference": coref} if coref else {}))
+                         | ({"coreference": coref} if coref else {})
+                         | ({"custom": True} if how == "custom" else {}))
                 )
     return out
