@@ -1,0 +1,116 @@
+"""The turn's memory step alone (`bench/voice_loop.py --memory-step`, `--memory-under-stt`):
+the L1 write and the hot context timed without the rest of the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from bench.voice_bench.scoring import pct
+from glyphoxa_pipelines.providers.speech import SpeechToText, TextToSpeech
+from realtime.service import MemoryService
+from realtime.voice.engines import live_whisper
+
+
+async def memory_under_stt(svc: MemoryService, session_id: str, npc: str, tts: TextToSpeech,
+                           lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
+    """Where the memory's share goes under STT load: the turn's memory work (the L1 write,
+    then the hot context) timed with no decode running, with decodes back to back on one
+    worker thread with a one-thread engine (the live setting), and on asyncio's shared pool
+    with the engine's default threads (the loop as first built); interleaved, one run."""
+    import uuid as _uuid
+    from datetime import UTC, datetime
+
+    from realtime.schemas import EntryIn
+
+    clip = tts.synthesize(lines[0][0])
+    conditions = {"idle": None, "worker-1-thread": live_whisper(),
+                  "shared-pool-default-threads": SpeechToText()}
+    for engine in conditions.values():
+        if engine is not None:
+            engine.transcribe(clip.samples, clip.sample_rate)  # loaded and warm
+    times: dict[str, list[float]] = {name: [] for name in conditions}
+    pool = ThreadPoolExecutor(1)
+    for i in range(rounds):
+        for name, engine in conditions.items():
+            stop = asyncio.Event()
+
+            async def load(engine: Any = engine, stop: asyncio.Event = stop,
+                           name: str = name) -> None:
+                while engine is not None and not stop.is_set():
+                    executor = pool if name == "worker-1-thread" else None
+                    await asyncio.get_running_loop().run_in_executor(
+                        executor, lambda: engine.transcribe(clip.samples, clip.sample_rate))
+
+            background = asyncio.create_task(load())
+            await asyncio.sleep(0.3)  # a decode is under way
+            text = lines[i % len(lines)][0]
+            t = time.perf_counter()
+            await svc.write_entries(session_id, [EntryIn(
+                idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text, speaker_id="player",
+                speaker_name="player", role="player", spoken_at=datetime.now(UTC))])
+            await svc.hot_context(session_id, npc)
+            times[name].append((time.perf_counter() - t) * 1000)
+            stop.set()
+            await background
+    pool.shutdown()
+    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "n": len(v)}
+            for name, v in times.items()}
+
+
+async def memory_step(svc: MemoryService, session_id: str, npc: str,
+                      lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
+    """The turn's memory step alone, as the loop took it and as it takes it now, interleaved
+    in one run (which goes first alternates): 0.3 s before the utterance closes a partial
+    with the first 60 % of the line has been sent (the passes'); then
+
+    - "sequential" (as first built): the L1 write, then the hot context, which waits for
+      the pre-fetch the write's final text started;
+    - "together" (now): the early final's whole text went to pre-fetch with that partial,
+      and the write and the hot context run at once.
+
+    The step is timed from the transcript to both being done (the turn's memory share)."""
+    import uuid as _uuid
+    from datetime import UTC, datetime
+
+    from realtime.schemas import EntryIn
+
+    times: dict[str, list[float]] = {"sequential": [], "together": []}
+    # each part's finish, from the step's start (sequential: the read's includes the write)
+    parts: dict[str, list[float]] = {f"{n}_{w}": [] for n in times for w in ("write", "read")}
+    pending = dict.fromkeys(times, 0)  # steps that found a pre-fetch still in flight
+    for i in range(rounds):
+        text = lines[i % len(lines)][0]
+        words_ = text.split()
+        prefix = " ".join(words_[:max(1, int(len(words_) * 0.6))])
+        order = ["sequential", "together"] if i % 2 == 0 else ["together", "sequential"]
+        for name in order:
+            await svc.partial(session_id, prefix, npc)
+            if name == "together":
+                await svc.partial(session_id, text, npc)
+            await asyncio.sleep(0.3)  # the VAD's hangover
+            entry = EntryIn(idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text,
+                            speaker_id="player", speaker_name="player", role="player",
+                            npc_id=npc, spoken_at=datetime.now(UTC))
+            pending[name] += svc.prefetcher.pending(session_id)
+            t = time.perf_counter()
+
+            async def timed(what: str, step: Any, t: float = t, name: str = name) -> None:
+                await step
+                parts[f"{name}_{what}"].append((time.perf_counter() - t) * 1000)
+
+            if name == "sequential":
+                await timed("write", svc.write_entries(session_id, [entry]))
+                await timed("read", svc.hot_context(session_id, npc))
+            else:
+                await asyncio.gather(timed("write", svc.write_entries(session_id, [entry])),
+                                     timed("read", svc.hot_context(session_id, npc)))
+            times[name].append((time.perf_counter() - t) * 1000)
+            svc.prefetch.clear(session_id)  # the next line starts cold, as a new topic does
+    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "max": round(max(v), 2),
+                   "n": len(v), "prefetch_in_flight": pending[name],
+                   **{w: {"p50": pct(parts[f"{name}_{w}"], 0.5),
+                          "p95": pct(parts[f"{name}_{w}"], 0.95)} for w in ("write", "read")}}
+            for name, v in times.items()}
