@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,12 @@ PATHS = {
     # partial passes padded as long as their audio (>= 3 s), no 30 s fallback
     "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
                        quick_partials=True),
+    # finals padded by their audio too: twice as long, 4 to 12 s (partials as "streaming")
+    "streaming-final-x2": Path_("streaming-final-x2", lambda: final_padded(2.0, 4.0),
+                                streaming=True, stt_worker=True, quick_partials=True),
+    # finals padded as the partials are: as long as their audio, 3 to 12 s
+    "streaming-final-x1": Path_("streaming-final-x1", lambda: final_padded(1.0, 3.0),
+                                streaming=True, stt_worker=True, quick_partials=True),
     # the same with every pass padded 12 s (isolates the partials' window)
     "streaming-12s": Path_("streaming-12s", live_whisper, streaming=True, stt_worker=True),
     # with the committed words as the tail's prompt (isolates the previous text)
@@ -98,21 +104,33 @@ PATHS = {
 }
 
 
+def final_padded(per_audio_s: float, min_pad_s: float) -> SpeechToText:
+    """The live engine with its finals padded by their audio (between `min_pad_s` and 12 s)
+    instead of 12 s every time; the 30 s fallback kept."""
+    engine = live_whisper()
+    assert isinstance(engine, SpeechToText)
+    return replace(engine, min_encoder_pad_s=min_pad_s, pad_per_audio_s=per_audio_s)
+
+
 class TimedRecognizer:
     """The engine, with each decode's wall time and audio length kept (real-time factor)."""
 
     def __init__(self, engine: SpeechToText, calls: list[tuple[float, float, str]] | None = None,
-                 kind: str = "final") -> None:
+                 kind: str = "final", cpu: list[float] | None = None) -> None:
         self.engine = engine
         # (seconds taken, seconds of audio, "partial" | "final"); shared by a path's engines
         self.calls: list[tuple[float, float, str]] = [] if calls is None else calls
+        # the process's CPU seconds over each decode (ctranslate2 computes in threads of its
+        # own; the event loop's few ms of work in the meantime are counted in too)
+        self.cpu: list[float] = [] if cpu is None else cpu
         self.kind = kind
 
     def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
                    ) -> Transcript:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
         self.calls.append((time.perf_counter() - t, len(samples) / sample_rate, self.kind))
+        self.cpu.append(time.process_time() - cpu)
         return out
 
 
@@ -158,7 +176,8 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     for p in paths:
         final = engines[p.name]
         quick = final.engine.for_partials() if p.quick_partials else None
-        partial_engines[p.name] = TimedRecognizer(quick or final.engine, final.calls, "partial")
+        partial_engines[p.name] = TimedRecognizer(quick or final.engine, final.calls, "partial",
+                                                  final.cpu)
     tts.load()
     load_s = time.perf_counter() - t
     if not args.no_freeze:
@@ -217,6 +236,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         for path in paths:
             await answer(path, warm, [])
             engines[path.name].calls.clear()
+            engines[path.name].cpu.clear()
         gc.callbacks.append(gc_pauses)
         for i, (text, rate) in enumerate(lines):
             audio = tts.synthesize(text, length_scale=rate)
@@ -271,6 +291,12 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             "memory_ms": p50_95(got["memory"]), "write_ms": p50_95(got["write"]),
             "hot_context_ms": p50_95(got["hot"]), "corrected_ms": p50_95(got["corrected"]),
             "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s, _ in calls]),
+            "stt_cpu_rtf": p50_95([cpu / max(audio_s, 1e-3) for cpu, (_, audio_s, _)
+                                   in zip(engines[path.name].cpu, calls, strict=True)]),
+            **{f"stt_cpu_rtf_{kind}": p50_95([cpu / max(audio_s, 1e-3) for cpu, (_, audio_s, k)
+                                              in zip(engines[path.name].cpu, calls, strict=True)
+                                              if k == kind])
+               for kind in ("partial", "final")},
             **{f"stt_rtf_{kind}": p50_95([took / max(audio_s, 1e-3)
                                           for took, audio_s, k in calls if k == kind])
                for kind in ("partial", "final")},
@@ -359,6 +385,9 @@ def main() -> None:
     row("STT real-time factor, per decode", lambda r: r["stt_rtf"])
     row("  partial passes", lambda r: r["stt_rtf_partial"])
     row("  finals (early or not)", lambda r: r["stt_rtf_final"])
+    row("STT CPU-time real-time factor", lambda r: r["stt_cpu_rtf"])
+    row("  partial passes", lambda r: r["stt_cpu_rtf_partial"])
+    row("  finals (early or not)", lambda r: r["stt_cpu_rtf_final"])
     row("final decode's audio (s)", lambda r: r["final_tail_s"])
     row("event-loop lag (ms)", lambda r: r["loop_lag_ms"])
     print(f"{'WER':34}" + "".join(f"{result['paths'][n]['wer']!s:>22}" for n in names))

@@ -317,6 +317,9 @@ class MemoryService:
     def turn_count(self, session_id: str, npc_id: str) -> int:
         return self.reader.turn_count(session_id, npc_id)
 
+    def count_turn(self, session_id: str, npc_id: str) -> None:
+        self.reader.count_turn(session_id, npc_id)
+
     # -- memory tools ---------------------------------------------------------------------
     async def viewer(self, campaign_id: str, npc_id: str | None) -> str | None:
         """The NPC a read sees as (None: public only); unknown ids and non-NPCs raise."""

@@ -8,9 +8,12 @@ utterance:
    often decoded already), the campaign's names as hotwords, Whisper's word probabilities
    kept as `word_confidences`;
 2. at once: the line's inline correction (`prepare_entries`) and the hot context, which
-   has what pre-fetch brought from the partials and the early final; the L1 insert (and
-   pre-fetch on the corrected text, for the next turn) is queued to the `L1Writer`, off the
-   turn's path; then the tier for the turn (`select_tier`) on the corrected line;
+   has what pre-fetch brought from the partials and the early final. When the early final
+   is the transcript, that context was read ahead, during the VAD's hangover, right after
+   the early final's pre-fetch (`_read_ahead`): the NPC's memory as it stood 300 ms before
+   the VAD closed, which is when the player stopped speaking. The L1 insert (and pre-fetch
+   on the corrected text, for the next turn) is queued to the `L1Writer`, off the turn's
+   path; then the tier for the turn (`select_tier`) on the corrected line;
 4. the LLM turn, streamed, offered the tier's memory tools, run through `call_tool`; up to
    `max_tool_rounds` rounds of calls before the model must answer;
 5. each finished sentence to TTS and the sink while the rest streams; the NPC's answer is
@@ -117,6 +120,7 @@ class TurnResult:
     hotwords: str | None
     tail_s: float = 0.0  # audio the final decode took after the utterance ended
     early_final: bool = False
+    read_ahead: bool = False  # the hot context was read during the VAD's hangover
 
 
 class VoiceLoop:
@@ -153,6 +157,8 @@ class VoiceLoop:
         self.consolidator = Consolidator(service, config.session_id, self.context,
                                          interval_s=config.consolidate_every_s, clock=clock)
         self.l1 = L1Writer(service)
+        # per speaker: the hot context read when their early final was decoded
+        self._ahead: dict[str, asyncio.Task[HotContext]] = {}
 
     # -- the stream ----------------------------------------------------------------------
     async def run(self, source: AudioSource) -> list[TurnResult]:
@@ -174,6 +180,8 @@ class VoiceLoop:
             await self.l1.flush()
             await self.consolidator.consolidate_now()
         finally:
+            for speaker_id in list(self._ahead):
+                self._drop_ahead(speaker_id)
             await self.l1.close()
             if self._stt_pool is not None:
                 self._stt_pool.shutdown(wait=False)
@@ -183,9 +191,14 @@ class VoiceLoop:
         listener = self._speakers.get(speaker_id)
         if listener is None:
             cfg = self.config
+            async def early(text: str, speaker_id: str = speaker_id) -> None:
+                await self._partial(text)
+                self._read_ahead(speaker_id)
+
             listener = Listener(
                 EnergyVad(**cfg.vad), self._transcribe, self._partial,
-                ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms))
+                ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms),
+                on_early=early)
             self._speakers[speaker_id] = listener
         return listener
 
@@ -206,6 +219,25 @@ class VoiceLoop:
 
     async def _partial(self, text: str) -> None:
         await self.service.partial(self.config.session_id, text, self.config.npc_id)
+
+    def _read_ahead(self, speaker_id: str) -> None:
+        """Read the hot context now, while the VAD's hangover runs (the early final's
+        pre-fetch was just scheduled, so the read waits for it here, off the turn's path).
+        Not counted as a turn: the speaker may go on, and the turn counts it if used."""
+        async def read() -> HotContext:
+            await self.l1.flush()
+            return await self.service.hot_context(self.config.session_id, self.config.npc_id,
+                                                  count_turn=False)
+
+        self._drop_ahead(speaker_id)
+        self._ahead[speaker_id] = asyncio.create_task(read())
+
+    def _drop_ahead(self, speaker_id: str) -> None:
+        """Forget a read ahead that will not be used. It is left to finish rather than
+        cancelled mid-statement (one read; a cancelled query costs the pool its connection)."""
+        task = self._ahead.pop(speaker_id, None)
+        if task is not None:
+            _discard(task)
 
     async def prepare(self) -> None:
         """The session's campaign and scene, before the first utterance: hotwords rank the
@@ -249,6 +281,10 @@ class VoiceLoop:
                           utterance.seconds, False)
         transcript, partials = heard.transcript, heard.partials
         timings = {"transcript": since()}
+        ahead = self._ahead.pop(utterance.speaker_id, None)
+        if ahead is not None and not (heard.early and transcript.text.strip()):
+            _discard(ahead)  # the speaker went on after that early final, or said nothing
+            ahead = None
         if not transcript.text.strip():
             return TurnResult(utterance.speaker_id, transcript, "", [], "", [], "", 0.0,
                               utterance.seconds, timings, partials, words, heard.tail_s,
@@ -267,7 +303,20 @@ class VoiceLoop:
             word_confidences=[min(1.0, max(0.0, p)) for p in transcript.word_confidences],
         )
 
+        read_ahead = False
+
         async def read() -> HotContext:
+            nonlocal read_ahead
+            if ahead is not None:
+                try:
+                    got = await ahead
+                except Exception:  # read again below: the reader reports it or degrades
+                    log.exception("reading the hot context ahead failed")
+                else:
+                    self.service.count_turn(cfg.session_id, cfg.npc_id)
+                    read_ahead = True
+                    timings["hot_context_read"] = since()
+                    return got
             await self.l1.flush()  # earlier turns' lines first (the queue is empty by now)
             got = await self.service.hot_context(cfg.session_id, cfg.npc_id)
             timings["hot_context_read"] = since()
@@ -312,7 +361,7 @@ class VoiceLoop:
         return TurnResult(utterance.speaker_id, transcript, entry["text"],
                           entry.get("corrections", []), decision.tier.value, outcomes, reply,
                           speaker.audio_s, utterance.seconds, timings, partials, words,
-                          heard.tail_s, heard.early)
+                          heard.tail_s, heard.early, read_ahead)
 
     async def _answer(
         self, context: HotContext, tier: Tier, speaker: Speaker, ended: float,
@@ -366,6 +415,25 @@ class VoiceLoop:
                           "retries it", self.config.session_id)
             return
         self.l1.submit(prepared, message)
+
+
+_DISCARDED: set[asyncio.Task[Any]] = set()  # held until done, so none is collected mid-read
+
+
+def _discard(task: asyncio.Task[Any]) -> None:
+    """Let an unneeded task finish on its own; its outcome (even a failure) is not wanted."""
+    if task.done():
+        if not task.cancelled():
+            task.exception()  # retrieved, so asyncio does not warn of it
+        return
+    _DISCARDED.add(task)
+
+    def done(t: asyncio.Task[Any]) -> None:
+        _DISCARDED.discard(t)
+        if not t.cancelled():
+            t.exception()
+
+    task.add_done_callback(done)
 
 
 def _scene_ids(context: HotContext) -> dict[str, Any]:

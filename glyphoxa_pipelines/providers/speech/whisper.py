@@ -83,6 +83,7 @@ class SpeechToText:
     language: str = "en"
     encoder_pad_s: float | None = None
     min_encoder_pad_s: float | None = None
+    pad_per_audio_s: float = 1.0  # with `min_encoder_pad_s`: seconds of padding per second
     fallback_full_window: bool = True
     _model: Any = field(default=None, repr=False)
 
@@ -128,7 +129,8 @@ class SpeechToText:
         if self.encoder_pad_s is not None:
             pad = self.encoder_pad_s
             if self.min_encoder_pad_s is not None:
-                pad = min(pad, max(self.min_encoder_pad_s, len(audio) / WHISPER_RATE))
+                pad = min(pad, max(self.min_encoder_pad_s,
+                                   self.pad_per_audio_s * len(audio) / WHISPER_RATE))
             short = decode_short(model, audio, pad_s=pad, hotwords=hotwords,
                                  language=self.language)
             if short is not None:
