@@ -85,17 +85,19 @@ PATHS = {
     # the same decodes, the encoder on the utterance (isolates the STT settings)
     "whole-short": Path_("whole-short", live_whisper, streaming=False, stt_worker=False),
     # rolling passes + early final, short window, one STT thread of the loop's own; the
-    # partial passes padded as long as their audio (>= 3 s), no 30 s fallback
+    # partial passes padded as long as their audio (>= 3 s), no 30 s fallback; the finals
+    # twice as long as theirs (>= 4 s)
     "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
                        quick_partials=True),
-    # finals padded by their audio too: twice as long, 4 to 12 s (partials as "streaming")
-    "streaming-final-x2": Path_("streaming-final-x2", lambda: final_padded(2.0, 4.0),
-                                streaming=True, stt_worker=True, quick_partials=True),
-    # finals padded as the partials are: as long as their audio, 3 to 12 s
+    # finals padded 12 s every time (the third pass's "streaming"; isolates the finals' pad)
+    "streaming-final-12s": Path_("streaming-final-12s", lambda: final_padded(None, None),
+                                 streaming=True, stt_worker=True, quick_partials=True),
+    # finals padded as the partials are: as long as their audio, 3 to 12 s (tried, dropped)
     "streaming-final-x1": Path_("streaming-final-x1", lambda: final_padded(1.0, 3.0),
                                 streaming=True, stt_worker=True, quick_partials=True),
     # the same with every pass padded 12 s (isolates the partials' window)
-    "streaming-12s": Path_("streaming-12s", live_whisper, streaming=True, stt_worker=True),
+    "streaming-12s": Path_("streaming-12s", lambda: final_padded(None, None), streaming=True,
+                           stt_worker=True),
     # with the committed words as the tail's prompt (isolates the previous text)
     "streaming-context": Path_("streaming-context", live_whisper, streaming=True,
                                stt_worker=True, previous_text=True),
@@ -104,12 +106,12 @@ PATHS = {
 }
 
 
-def final_padded(per_audio_s: float, min_pad_s: float) -> SpeechToText:
-    """The live engine with its finals padded by their audio (between `min_pad_s` and 12 s)
-    instead of 12 s every time; the 30 s fallback kept."""
+def final_padded(per_audio_s: float | None, min_pad_s: float | None) -> SpeechToText:
+    """The live engine with its finals padded `per_audio_s` times their audio (between
+    `min_pad_s` and 12 s; None: 12 s every time); the 30 s fallback kept."""
     engine = live_whisper()
     assert isinstance(engine, SpeechToText)
-    return replace(engine, min_encoder_pad_s=min_pad_s, pad_per_audio_s=per_audio_s)
+    return replace(engine, min_encoder_pad_s=min_pad_s, pad_per_audio_s=per_audio_s or 1.0)
 
 
 class TimedRecognizer:

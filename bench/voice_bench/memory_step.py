@@ -14,7 +14,7 @@ from glyphoxa_pipelines.providers.speech import SpeechToText, TextToSpeech
 from realtime.service import MemoryService
 from realtime.voice.engines import live_whisper
 
-VARIANTS = ("sequential", "together", "queued")
+VARIANTS = ("sequential", "together", "queued", "ahead")
 
 async def memory_under_stt(svc: MemoryService, session_id: str, npc: str, tts: TextToSpeech,
                            lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
@@ -75,7 +75,10 @@ async def memory_step(svc: MemoryService, session_id: str, npc: str,
       partial, and the write and the hot context run at once;
     - "queued" (now): the same pre-fetch; the hot context and the line's correction at once,
       the insert queued off the turn's path (`realtime/voice/l1_writer.py`): stored after
-      the step, untimed, before the next round.
+      the step, untimed, before the next round;
+    - "ahead" (now, when the early final is the transcript): as "queued", the hot context
+      read at the early final, during the hangover (`VoiceLoop._read_ahead`): the step
+      waits for the correction and that read's result.
 
     The step is timed from the transcript to what the model needs being ready (the turn's
     memory share), and each stage inside it (`stages.py`)."""
@@ -99,6 +102,8 @@ async def memory_step(svc: MemoryService, session_id: str, npc: str,
                 await svc.partial(session_id, prefix, npc)
                 if name != "sequential":
                     await svc.partial(session_id, text, npc)
+                ahead = asyncio.create_task(svc.hot_context(session_id, npc, count_turn=False)) \
+                    if name == "ahead" else None
                 await asyncio.sleep(0.3)  # the VAD's hangover
                 entry = EntryIn(idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text,
                                 speaker_id="player", speaker_name="player", role="player",
@@ -119,11 +124,12 @@ async def memory_step(svc: MemoryService, session_id: str, npc: str,
                     await asyncio.gather(timed("write", svc.write_entries(session_id, [entry])),
                                          timed("read", svc.hot_context(session_id, npc)))
                 else:
+                    read = ahead if ahead is not None else svc.hot_context(session_id, npc)
                     _, prepared = await asyncio.gather(
-                        timed("read", svc.hot_context(session_id, npc)),
+                        timed("read", read),
                         timed("write", svc.prepare_entries(session_id, [entry])))
                 times[name].append((time.perf_counter() - t) * 1000)
-                if name == "queued":
+                if name in ("queued", "ahead"):
                     with clock.step(name, "after the step"):
                         await svc.store_entries(prepared)
                 svc.prefetch.clear(session_id)  # the next line starts cold, as a new topic
