@@ -189,7 +189,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     gc_pauses = GcPauses()
     per: dict[str, dict[str, list[float]]] = {
         p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "corrected", "tail_s",
-                                 "early", "wer", "words", "lag", "speech", "names",
+                                 "early", "ahead", "wer", "words", "lag", "speech", "names",
                                  "name_misses")}
         for p in paths}
     try:
@@ -262,6 +262,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                     got["hot"].append(tm["hot_context"] - tm["l1_written"])
                 got["tail_s"].append(turn.tail_s)
                 got["early"].append(float(turn.early_final))
+                got["ahead"].append(float(getattr(turn, "read_ahead", False)))
                 e, w = wer(text, turn.transcript.text)
                 got["wer"].append(e)
                 got["words"].append(w)
@@ -308,6 +309,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             "stt_calls": len(calls),
             "final_tail_s": p50_95(got["tail_s"]),
             "early_finals": int(sum(got["early"])),
+            "contexts_read_ahead": int(sum(got["ahead"])),
             "wer": round(sum(got["wer"]) / max(sum(got["words"]), 1), 3),
             "entity_error_rate": round(sum(got["name_misses"]) / max(sum(got["names"]), 1), 3),
             "names": int(sum(got["names"])),

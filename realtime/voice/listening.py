@@ -60,11 +60,13 @@ class Heard:
 
 class Listener:
     def __init__(self, vad: EnergyVad, transcribe: Transcribe, on_partial: OnPartial,
-                 settings: ListenSettings, on_early: OnPartial | None = None) -> None:
+                 settings: ListenSettings, on_early: OnPartial | None = None,
+                 on_early_start: Callable[[], None] | None = None) -> None:
         self.vad = vad
         self._transcribe = transcribe
         self._on_partial = on_partial
         self._on_early = on_early or on_partial  # the early final's text
+        self._on_early_start = on_early_start  # an early final was begun
         self.settings = settings
         self._reset()
 
@@ -92,6 +94,8 @@ class Listener:
                 self._early = (asyncio.create_task(self._early_final(self.vad.speech_so_far(),
                                                                      rate)),
                                self.vad.voiced_ms)
+                if self._on_early_start is not None:
+                    self._on_early_start()
             return
         if self._early is not None and self.vad.quiet_ms < s.early_final_ms:
             self._early = None  # spoke again: that decode missed the new words

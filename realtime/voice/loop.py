@@ -9,9 +9,9 @@ utterance:
    kept as `word_confidences`;
 2. at once: the line's inline correction (`prepare_entries`) and the hot context, which
    has what pre-fetch brought from the partials and the early final. When the early final
-   is the transcript, that context was read ahead, during the VAD's hangover, right after
-   the early final's pre-fetch (`_read_ahead`): the NPC's memory as it stood 300 ms before
-   the VAD closed, which is when the player stopped speaking. The L1 insert (and pre-fetch
+   is the transcript, that context was read ahead, during the VAD's hangover
+   (`read_ahead.py`): the NPC's memory as it stood when the player stopped speaking, up to
+   300 ms before the VAD closed. The L1 insert (and pre-fetch
    on the corrected text, for the next turn) is queued to the `L1Writer`, off the turn's
    path; then the tier for the turn (`select_tier`) on the corrected line;
 4. the LLM turn, streamed, offered the tier's memory tools, run through `call_tool`; up to
@@ -63,6 +63,7 @@ from realtime.voice.hotwords import (
 from realtime.voice.interfaces import AudioSink, AudioSource, ChatModel, Recognizer, Synthesizer
 from realtime.voice.l1_writer import L1Writer
 from realtime.voice.listening import Heard, Listener, ListenSettings
+from realtime.voice.read_ahead import ReadAhead
 from realtime.voice.speech_out import SentenceSplitter, Speaker
 from realtime.voice.summarizer import Summarizer
 from realtime.voice.tool_bridge import (
@@ -157,8 +158,7 @@ class VoiceLoop:
         self.consolidator = Consolidator(service, config.session_id, self.context,
                                          interval_s=config.consolidate_every_s, clock=clock)
         self.l1 = L1Writer(service)
-        # per speaker: the hot context read when their early final was decoded
-        self._ahead: dict[str, asyncio.Task[HotContext]] = {}
+        self.ahead: ReadAhead[HotContext] = ReadAhead(self._read_context)
 
     # -- the stream ----------------------------------------------------------------------
     async def run(self, source: AudioSource) -> list[TurnResult]:
@@ -180,8 +180,7 @@ class VoiceLoop:
             await self.l1.flush()
             await self.consolidator.consolidate_now()
         finally:
-            for speaker_id in list(self._ahead):
-                self._drop_ahead(speaker_id)
+            self.ahead.close()
             await self.l1.close()
             if self._stt_pool is not None:
                 self._stt_pool.shutdown(wait=False)
@@ -193,12 +192,15 @@ class VoiceLoop:
             cfg = self.config
             async def early(text: str, speaker_id: str = speaker_id) -> None:
                 await self._partial(text)
-                self._read_ahead(speaker_id)
+                self.ahead.start(speaker_id, restart=False)  # with what that text brought
+
+            def early_start(speaker_id: str = speaker_id) -> None:
+                self.ahead.start(speaker_id, restart=True)  # with what the partials brought
 
             listener = Listener(
                 EnergyVad(**cfg.vad), self._transcribe, self._partial,
                 ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms),
-                on_early=early)
+                on_early=early, on_early_start=early_start)
             self._speakers[speaker_id] = listener
         return listener
 
@@ -220,24 +222,12 @@ class VoiceLoop:
     async def _partial(self, text: str) -> None:
         await self.service.partial(self.config.session_id, text, self.config.npc_id)
 
-    def _read_ahead(self, speaker_id: str) -> None:
-        """Read the hot context now, while the VAD's hangover runs (the early final's
-        pre-fetch was just scheduled, so the read waits for it here, off the turn's path).
-        Not counted as a turn: the speaker may go on, and the turn counts it if used."""
-        async def read() -> HotContext:
-            await self.l1.flush()
-            return await self.service.hot_context(self.config.session_id, self.config.npc_id,
-                                                  count_turn=False)
-
-        self._drop_ahead(speaker_id)
-        self._ahead[speaker_id] = asyncio.create_task(read())
-
-    def _drop_ahead(self, speaker_id: str) -> None:
-        """Forget a read ahead that will not be used. It is left to finish rather than
-        cancelled mid-statement (one read; a cancelled query costs the pool its connection)."""
-        task = self._ahead.pop(speaker_id, None)
-        if task is not None:
-            _discard(task)
+    async def _read_context(self) -> HotContext:
+        """A hot context read ahead of its turn (not counted: the turn counts the one it
+        uses), after the lines already queued for L1."""
+        await self.l1.flush()
+        return await self.service.hot_context(self.config.session_id, self.config.npc_id,
+                                              count_turn=False)
 
     async def prepare(self) -> None:
         """The session's campaign and scene, before the first utterance: hotwords rank the
@@ -281,10 +271,9 @@ class VoiceLoop:
                           utterance.seconds, False)
         transcript, partials = heard.transcript, heard.partials
         timings = {"transcript": since()}
-        ahead = self._ahead.pop(utterance.speaker_id, None)
-        if ahead is not None and not (heard.early and transcript.text.strip()):
-            _discard(ahead)  # the speaker went on after that early final, or said nothing
-            ahead = None
+        use_ahead = heard.early and bool(transcript.text.strip())
+        if not use_ahead:
+            self.ahead.drop(utterance.speaker_id)  # the speaker went on, or said nothing
         if not transcript.text.strip():
             return TurnResult(utterance.speaker_id, transcript, "", [], "", [], "", 0.0,
                               utterance.seconds, timings, partials, words, heard.tail_s,
@@ -307,16 +296,12 @@ class VoiceLoop:
 
         async def read() -> HotContext:
             nonlocal read_ahead
-            if ahead is not None:
-                try:
-                    got = await ahead
-                except Exception:  # read again below: the reader reports it or degrades
-                    log.exception("reading the hot context ahead failed")
-                else:
-                    self.service.count_turn(cfg.session_id, cfg.npc_id)
-                    read_ahead = True
-                    timings["hot_context_read"] = since()
-                    return got
+            got = await self.ahead.take(utterance.speaker_id) if use_ahead else None
+            if got is not None:  # else none was begun, or each failed: read now
+                self.service.count_turn(cfg.session_id, cfg.npc_id)
+                read_ahead = True
+                timings["hot_context_read"] = since()
+                return got
             await self.l1.flush()  # earlier turns' lines first (the queue is empty by now)
             got = await self.service.hot_context(cfg.session_id, cfg.npc_id)
             timings["hot_context_read"] = since()
@@ -415,25 +400,6 @@ class VoiceLoop:
                           "retries it", self.config.session_id)
             return
         self.l1.submit(prepared, message)
-
-
-_DISCARDED: set[asyncio.Task[Any]] = set()  # held until done, so none is collected mid-read
-
-
-def _discard(task: asyncio.Task[Any]) -> None:
-    """Let an unneeded task finish on its own; its outcome (even a failure) is not wanted."""
-    if task.done():
-        if not task.cancelled():
-            task.exception()  # retrieved, so asyncio does not warn of it
-        return
-    _DISCARDED.add(task)
-
-    def done(t: asyncio.Task[Any]) -> None:
-        _DISCARDED.discard(t)
-        if not t.cancelled():
-            t.exception()
-
-    task.add_done_callback(done)
 
 
 def _scene_ids(context: HotContext) -> dict[str, Any]:

@@ -107,3 +107,46 @@ async def test_partial_passes_back_off_when_decoding_is_slow() -> None:
     assert len(quick.started) >= 7
     gaps = np.diff(slow.started)
     assert len(slow.started) >= 2 and float(gaps.min()) >= 1.15
+
+
+async def test_the_turn_takes_the_freshest_read_that_is_ready() -> None:
+    from realtime.voice.read_ahead import ReadAhead
+
+    gates: list[asyncio.Event] = []
+    results = iter(["at the trigger", "after the early final", "again"])
+
+    async def read() -> str:
+        gate = asyncio.Event()
+        gates.append(gate)
+        value = next(results)
+        await gate.wait()
+        if value == "again":
+            raise RuntimeError("the database went away")
+        return value
+
+    ahead: ReadAhead[str] = ReadAhead(read)
+    ahead.start("ana", restart=True)
+    ahead.start("ana", restart=False)
+    await asyncio.sleep(0)
+    gates[0].set()  # only the first read is done when the turn comes: it is taken
+    assert await ahead.take("ana") == "at the trigger"
+    assert await ahead.take("ana") is None  # taken once
+
+    ahead.start("bo", restart=True)
+    await asyncio.sleep(0)
+    taking = asyncio.create_task(ahead.take("bo"))  # none is done: the first to finish
+    await asyncio.sleep(0)
+    assert not taking.done()
+    gates[2].set()  # that read fails: nothing read ahead, the turn reads now
+    assert await taking is None
+
+    results = iter(["old", "new", "newest"])
+    gates.clear()
+    ahead.start("cy", restart=True)
+    ahead.start("cy", restart=True)  # the speaker went on: the first is dropped
+    ahead.start("cy", restart=False)
+    await asyncio.sleep(0)
+    for gate in gates:
+        gate.set()
+    await asyncio.sleep(0.01)
+    assert await ahead.take("cy") == "newest"  # both ready: the later one
