@@ -317,7 +317,14 @@ class VoiceLoop:
         # this turn's message, not through the context's recent lines, and pre-fetch on it
         # began with the early final (`listening.py`), so nothing here waits for the insert,
         # which the queue runs while the model answers.
-        context, prepared = await asyncio.gather(read(), correct())
+        ready = self.ahead.take_ready(utterance.speaker_id) if use_ahead else None
+        if ready is not None:  # read during the hangover: no trip through the event loop
+            self.service.count_turn(cfg.session_id, cfg.npc_id)
+            read_ahead = True
+            timings["hot_context_read"] = since()
+            context, prepared = ready, await correct()
+        else:
+            context, prepared = await asyncio.gather(read(), correct())
         timings["hot_context"] = since()
         entry = prepared.out[0]
         message = self.context.add("player", entry["text"], speaker_id=utterance.speaker_id,

@@ -69,6 +69,20 @@ class ReadAhead(Generic[T]):
         for speaker_id in list(self._tasks):
             self.drop(speaker_id)
 
+    def take_ready(self, speaker_id: str) -> T | None:
+        """The freshest read that has already succeeded, taken without waiting (the turn
+        then does not pass through the event loop for it); None leaves the reads in place
+        for `take`."""
+        tasks = self._tasks.get(speaker_id, [])
+        ready = [t for t in tasks if _succeeded(t)]
+        if not ready:
+            return None
+        del self._tasks[speaker_id]
+        for task in tasks:
+            if task is not ready[-1]:
+                discard(task)
+        return ready[-1].result()
+
     async def take(self, speaker_id: str) -> T | None:
         """The freshest read that succeeded (waiting for the first to finish if none has);
         None when there was none or every one failed (the caller reads now)."""

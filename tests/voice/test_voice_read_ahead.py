@@ -150,3 +150,25 @@ async def test_the_turn_takes_the_freshest_read_that_is_ready() -> None:
         gate.set()
     await asyncio.sleep(0.01)
     assert await ahead.take("cy") == "newest"  # both ready: the later one
+
+
+async def test_a_read_already_done_is_taken_without_waiting() -> None:
+    from realtime.voice.read_ahead import ReadAhead
+
+    release = asyncio.Event()
+    values = iter(["done", "slow"])
+
+    async def read() -> str:
+        value = next(values)
+        if value == "slow":
+            await release.wait()
+        return value
+
+    ahead: ReadAhead[str] = ReadAhead(read)
+    ahead.start("ana", restart=True)
+    assert ahead.take_ready("ana") is None  # nothing has run yet: left for `take`
+    ahead.start("ana", restart=False)
+    await asyncio.sleep(0)
+    assert ahead.take_ready("ana") == "done"  # the slow later read is not waited for
+    assert ahead.take_ready("ana") is None and await ahead.take("ana") is None
+    release.set()
