@@ -341,7 +341,8 @@ def main() -> None:
     ap.add_argument("--memory-under-stt", type=int, default=0, metavar="ROUNDS",
                     help="instead: the memory's share timed with and without decodes running")
     ap.add_argument("--memory-step", type=int, default=0, metavar="ROUNDS",
-                    help="instead: the turn's memory step, sequential vs together")
+                    help="instead: the turn's memory step, its orders side by side "
+                    "(sequential, together, queued, ahead) and its stages")
     ap.add_argument("--window-study", type=Path, default=None, metavar="CORPUS",
                     help="instead: the encoder-window study on an STT corpus.jsonl "
                     "(bench/build_stt_corpus.py), tune and held-out halves")
