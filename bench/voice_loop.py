@@ -6,7 +6,8 @@ built, "whole", against "streaming"; two more isolate one change each), the path
 turns going first, all in one run so the machine's load falls on them alike. Reports per
 path, median and p95 in milliseconds from the moment the VAD closed the utterance (itself
 500 ms after the last loud frame): transcript ready, L1 written, hot context ready, first LLM
-token, first audio, turn done; the memory's share (write + hot context, and each); the STT
+token, first audio, turn done; the memory's share (the final transcript to what the model
+needs: the line corrected and the hot context; the L1 insert is queued off the path); the STT
 real-time factor of every decode (partials and finals); how much audio the final decode still
 had to take; how late the event loop woke up (a CPU-bound neighbour in its thread shows
 here); WER of the final transcripts. `--boosting` adds keyword boosting: the same audio
@@ -26,15 +27,12 @@ import asyncio
 import gc
 import json
 import os
-import random
-import re
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +40,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from bench.voice_bench.memory_step import (  # noqa: E402
+    memory_step,
+    memory_under_stt,
+    print_memory_step,
+)
+from bench.voice_bench.scoring import boosting, name_misses, pct, pick_lines, wer  # noqa: E402
+from bench.voice_bench.window_study import window_study  # noqa: E402
 from glyphoxa_pipelines.campaign.campaign_file import parse_campaign_file  # noqa: E402
 from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader  # noqa: E402
 from glyphoxa_pipelines.config import Settings  # noqa: E402
 from glyphoxa_pipelines.db import Database, embedded, resolve_url  # noqa: E402
-from glyphoxa_pipelines.demo import SAMPLE_CAMPAIGN, SAMPLE_SESSIONS_DIR  # noqa: E402
+from glyphoxa_pipelines.demo import SAMPLE_CAMPAIGN  # noqa: E402
 from glyphoxa_pipelines.providers.speech import (  # noqa: E402
     SpeechToText,
     TextToSpeech,
@@ -61,53 +66,6 @@ from realtime.voice.loop import VoiceConfig, VoiceLoop  # noqa: E402
 from tests.voice.chat_stub import StreamingChatStub  # noqa: E402
 
 STAGES = ("transcript", "l1_written", "hot_context", "first_token", "first_audio", "done")
-RATES = (0.85, 1.0, 1.2)
-
-
-def pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))], 2)
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def wer(ref: str, hyp: str) -> tuple[int, int]:
-    """(edit distance in words, reference length)."""
-    r, h = words(ref), words(hyp)
-    row = list(range(len(h) + 1))
-    for i, rw in enumerate(r, 1):
-        prev, row[0] = row[0], i
-        for j, hw in enumerate(h, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (rw != hw))
-    return row[len(h)], len(r)
-
-
-def name_misses(ref: str, hyp: str, names: list[str]) -> tuple[int, int]:
-    """(reference names not heard exactly, reference names) — whole words, case-insensitive."""
-    found = [n for n in names if re.search(rf"\b{re.escape(n)}\b", ref, re.IGNORECASE)]
-    found = [n for n in found if not any(n != m and n in m and re.search(
-        rf"\b{re.escape(m)}\b", ref, re.IGNORECASE) for m in found)]  # "Hask" inside "Captain Hask"
-    missed = sum(1 for n in found if not re.search(rf"\b{re.escape(n)}\b", hyp, re.IGNORECASE))
-    return missed, len(found)
-
-
-def pick_lines(names: list[str], count: int, seed: int) -> list[tuple[str, float]]:
-    pattern = re.compile("|".join(rf"\b{re.escape(n)}\b" for n in names), re.IGNORECASE)
-    lines = []
-    for path in sorted(SAMPLE_SESSIONS_DIR.glob("*.jsonl")):
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(raw)
-            if row.get("role") in ("player", "dm") and pattern.search(row["text"]):
-                lines.append(row["text"])
-    rng = random.Random(seed)
-    rng.shuffle(lines)
-    return [(line, rng.choice(RATES)) for line in lines[:count]]
-
-
 @dataclass(frozen=True)
 class Path_:
     """One way of running the loop, compared side by side with the others in one run."""
@@ -127,11 +85,19 @@ PATHS = {
     # the same decodes, the encoder on the utterance (isolates the STT settings)
     "whole-short": Path_("whole-short", live_whisper, streaming=False, stt_worker=False),
     # rolling passes + early final, short window, one STT thread of the loop's own; the
-    # partial passes padded as long as their audio (>= 3 s), no 30 s fallback
+    # partial passes padded as long as their audio (>= 3 s), no 30 s fallback; the finals
+    # twice as long as theirs (>= 4 s)
     "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
                        quick_partials=True),
+    # finals padded 12 s every time (the third pass's "streaming"; isolates the finals' pad)
+    "streaming-final-12s": Path_("streaming-final-12s", lambda: final_padded(None, None),
+                                 streaming=True, stt_worker=True, quick_partials=True),
+    # finals padded as the partials are: as long as their audio, 3 to 12 s (tried, dropped)
+    "streaming-final-x1": Path_("streaming-final-x1", lambda: final_padded(1.0, 3.0),
+                                streaming=True, stt_worker=True, quick_partials=True),
     # the same with every pass padded 12 s (isolates the partials' window)
-    "streaming-12s": Path_("streaming-12s", live_whisper, streaming=True, stt_worker=True),
+    "streaming-12s": Path_("streaming-12s", lambda: final_padded(None, None), streaming=True,
+                           stt_worker=True),
     # with the committed words as the tail's prompt (isolates the previous text)
     "streaming-context": Path_("streaming-context", live_whisper, streaming=True,
                                stt_worker=True, previous_text=True),
@@ -140,21 +106,33 @@ PATHS = {
 }
 
 
+def final_padded(per_audio_s: float | None, min_pad_s: float | None) -> SpeechToText:
+    """The live engine with its finals padded `per_audio_s` times their audio (between
+    `min_pad_s` and 12 s; None: 12 s every time); the 30 s fallback kept."""
+    engine = live_whisper()
+    assert isinstance(engine, SpeechToText)
+    return replace(engine, min_encoder_pad_s=min_pad_s, pad_per_audio_s=per_audio_s or 1.0)
+
+
 class TimedRecognizer:
     """The engine, with each decode's wall time and audio length kept (real-time factor)."""
 
     def __init__(self, engine: SpeechToText, calls: list[tuple[float, float, str]] | None = None,
-                 kind: str = "final") -> None:
+                 kind: str = "final", cpu: list[float] | None = None) -> None:
         self.engine = engine
         # (seconds taken, seconds of audio, "partial" | "final"); shared by a path's engines
         self.calls: list[tuple[float, float, str]] = [] if calls is None else calls
+        # the process's CPU seconds over each decode (ctranslate2 computes in threads of its
+        # own; the event loop's few ms of work in the meantime are counted in too)
+        self.cpu: list[float] = [] if cpu is None else cpu
         self.kind = kind
 
     def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
                    ) -> Transcript:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
         self.calls.append((time.perf_counter() - t, len(samples) / sample_rate, self.kind))
+        self.cpu.append(time.process_time() - cpu)
         return out
 
 
@@ -184,170 +162,6 @@ async def loop_lag(lags: list[float], stop: asyncio.Event, every_s: float = 0.00
         t = time.perf_counter()
         await asyncio.sleep(every_s)
         lags.append((time.perf_counter() - t - every_s) * 1000)
-
-
-def boosting(tts: TextToSpeech, stt: SpeechToText, lines: list[tuple[str, float]],
-             boost: str, all_names: list[str]) -> dict[str, Any]:
-    """Entity-name error and WER with and without the campaign's names as hotwords."""
-    counts = {"plain": [0, 0, 0, 0], "boosted": [0, 0, 0, 0]}  # name miss, names, wer, words
-    for text, rate in lines:
-        audio = tts.synthesize(text, length_scale=rate)
-        for label, hot in (("plain", None), ("boosted", boost)):
-            heard = stt.transcribe(audio.samples, audio.sample_rate, hotwords=hot).text
-            m, n = name_misses(text, heard, all_names)
-            e, w = wer(text, heard)
-            c = counts[label]
-            c[0], c[1], c[2], c[3] = c[0] + m, c[1] + n, c[2] + e, c[3] + w
-    return {label: {"entity_error_rate": round(c[0] / max(c[1], 1), 3), "names": c[1],
-                    "wer": round(c[2] / max(c[3], 1), 3)} for label, c in counts.items()}
-
-
-def window_study(corpus: Path, pads: list[float], per_split: int) -> dict[str, Any]:
-    """The encoder window, chosen on data: the STT corpus's lines with names (CRD3, demo; its
-    own seeded tune / held-out split, `bench/build_stt_corpus.py`), spoken by piper at each
-    line's recorded rate, decoded with the scene's names as hotwords in the 30 s window and
-    with each padding; WER, entity-name error and CPU seconds per second of audio."""
-    rows = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
-    rows = [r for r in rows if r["source"] != "locomo"]
-    tts = TextToSpeech()
-    shared = SpeechToText(cpu_threads=1)
-    engines = {"full": shared, **{f"pad{p:g}": SpeechToText(cpu_threads=1, encoder_pad_s=p,
-                                                            _model=shared.load()) for p in pads}}
-    out: dict[str, Any] = {}
-    for split in ("tune", "heldout"):
-        lines = [r for r in rows if r["split"] == split][:per_split]
-        sums = {k: [0, 0, 0, 0, 0.0] for k in engines}  # edits, words, misses, names, cpu
-        audio_s = 0.0
-        for r in lines:
-            audio = tts.synthesize(r["reference"], length_scale=r["length_scale"])
-            audio_s += audio.seconds
-            names = [m["name"] for m in r["names"]]
-            for label, engine in engines.items():
-                c = time.process_time()
-                heard = engine.transcribe(audio.samples, audio.sample_rate,
-                                          hotwords=", ".join(r["scene"]) or None).text
-                took = time.process_time() - c
-                e, w = wer(r["reference"], heard)
-                m, n = name_misses(r["reference"], heard, names)
-                acc = sums[label]
-                acc[0], acc[1], acc[2], acc[3], acc[4] = (acc[0] + e, acc[1] + w, acc[2] + m,
-                                                          acc[3] + n, acc[4] + took)
-        out[split] = {"lines": len(lines), **{label: {
-            "wer": round(a[0] / max(a[1], 1), 3),
-            "entity_error_rate": round(a[2] / max(a[3], 1), 3),
-            "names": a[3], "cpu_rtf": round(a[4] / max(audio_s, 1e-3), 3)}
-            for label, a in sums.items()}}
-        for label, r in out[split].items():
-            if label != "lines":
-                print(f"{split:8} {label:6} WER {r['wer']:.3f} entity errors "
-                      f"{r['entity_error_rate']:.3f} of {r['names']} names, CPU-RTF "
-                      f"{r['cpu_rtf']:.3f}", flush=True)
-    return {"bench": "voice_window", "corpus": str(corpus), "load_avg": os.getloadavg()[0],
-            **out}
-
-
-async def memory_under_stt(svc: MemoryService, session_id: str, npc: str, tts: TextToSpeech,
-                           lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
-    """Where the memory's share goes under STT load: the turn's memory work (the L1 write,
-    then the hot context) timed with no decode running, with decodes back to back on one
-    worker thread with a one-thread engine (the live setting), and on asyncio's shared pool
-    with the engine's default threads (the loop as first built); interleaved, one run."""
-    import uuid as _uuid
-    from datetime import UTC, datetime
-
-    from realtime.schemas import EntryIn
-
-    clip = tts.synthesize(lines[0][0])
-    conditions = {"idle": None, "worker-1-thread": live_whisper(),
-                  "shared-pool-default-threads": SpeechToText()}
-    for engine in conditions.values():
-        if engine is not None:
-            engine.transcribe(clip.samples, clip.sample_rate)  # loaded and warm
-    times: dict[str, list[float]] = {name: [] for name in conditions}
-    pool = ThreadPoolExecutor(1)
-    for i in range(rounds):
-        for name, engine in conditions.items():
-            stop = asyncio.Event()
-
-            async def load(engine: Any = engine, stop: asyncio.Event = stop,
-                           name: str = name) -> None:
-                while engine is not None and not stop.is_set():
-                    executor = pool if name == "worker-1-thread" else None
-                    await asyncio.get_running_loop().run_in_executor(
-                        executor, lambda: engine.transcribe(clip.samples, clip.sample_rate))
-
-            background = asyncio.create_task(load())
-            await asyncio.sleep(0.3)  # a decode is under way
-            text = lines[i % len(lines)][0]
-            t = time.perf_counter()
-            await svc.write_entries(session_id, [EntryIn(
-                idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text, speaker_id="player",
-                speaker_name="player", role="player", spoken_at=datetime.now(UTC))])
-            await svc.hot_context(session_id, npc)
-            times[name].append((time.perf_counter() - t) * 1000)
-            stop.set()
-            await background
-    pool.shutdown()
-    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "n": len(v)}
-            for name, v in times.items()}
-
-
-async def memory_step(svc: MemoryService, session_id: str, npc: str,
-                      lines: list[tuple[str, float]], rounds: int) -> dict[str, Any]:
-    """The turn's memory step alone, as the loop took it and as it takes it now, interleaved
-    in one run (which goes first alternates): 0.3 s before the utterance closes a partial
-    with the first 60 % of the line has been sent (the passes'); then
-
-    - "sequential" (as first built): the L1 write, then the hot context, which waits for
-      the pre-fetch the write's final text started;
-    - "together" (now): the early final's whole text went to pre-fetch with that partial,
-      and the write and the hot context run at once.
-
-    The step is timed from the transcript to both being done (the turn's memory share)."""
-    import uuid as _uuid
-    from datetime import UTC, datetime
-
-    from realtime.schemas import EntryIn
-
-    times: dict[str, list[float]] = {"sequential": [], "together": []}
-    # each part's finish, from the step's start (sequential: the read's includes the write)
-    parts: dict[str, list[float]] = {f"{n}_{w}": [] for n in times for w in ("write", "read")}
-    pending = dict.fromkeys(times, 0)  # steps that found a pre-fetch still in flight
-    for i in range(rounds):
-        text = lines[i % len(lines)][0]
-        words_ = text.split()
-        prefix = " ".join(words_[:max(1, int(len(words_) * 0.6))])
-        order = ["sequential", "together"] if i % 2 == 0 else ["together", "sequential"]
-        for name in order:
-            await svc.partial(session_id, prefix, npc)
-            if name == "together":
-                await svc.partial(session_id, text, npc)
-            await asyncio.sleep(0.3)  # the VAD's hangover
-            entry = EntryIn(idempotency_key=f"bench-{_uuid.uuid4().hex}", text=text,
-                            speaker_id="player", speaker_name="player", role="player",
-                            npc_id=npc, spoken_at=datetime.now(UTC))
-            pending[name] += svc.prefetcher.pending(session_id)
-            t = time.perf_counter()
-
-            async def timed(what: str, step: Any, t: float = t, name: str = name) -> None:
-                await step
-                parts[f"{name}_{what}"].append((time.perf_counter() - t) * 1000)
-
-            if name == "sequential":
-                await timed("write", svc.write_entries(session_id, [entry]))
-                await timed("read", svc.hot_context(session_id, npc))
-            else:
-                await asyncio.gather(timed("write", svc.write_entries(session_id, [entry])),
-                                     timed("read", svc.hot_context(session_id, npc)))
-            times[name].append((time.perf_counter() - t) * 1000)
-            svc.prefetch.clear(session_id)  # the next line starts cold, as a new topic does
-    return {name: {"p50": pct(v, 0.5), "p95": pct(v, 0.95), "max": round(max(v), 2),
-                   "n": len(v), "prefetch_in_flight": pending[name],
-                   **{w: {"p50": pct(parts[f"{name}_{w}"], 0.5),
-                          "p95": pct(parts[f"{name}_{w}"], 0.95)} for w in ("write", "read")}}
-            for name, v in times.items()}
-
-
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
     with Database(url, max_size=2) as db:
         cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
@@ -364,7 +178,8 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     for p in paths:
         final = engines[p.name]
         quick = final.engine.for_partials() if p.quick_partials else None
-        partial_engines[p.name] = TimedRecognizer(quick or final.engine, final.calls, "partial")
+        partial_engines[p.name] = TimedRecognizer(quick or final.engine, final.calls, "partial",
+                                                  final.cpu)
     tts.load()
     load_s = time.perf_counter() - t
     if not args.no_freeze:
@@ -373,8 +188,9 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
     gc_pauses = GcPauses()
     per: dict[str, dict[str, list[float]]] = {
-        p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "tail_s", "early", "wer",
-                                 "words", "lag", "speech", "names", "name_misses")}
+        p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "corrected", "tail_s",
+                                 "early", "ahead", "wer", "words", "lag", "speech", "names",
+                                 "name_misses")}
         for p in paths}
     try:
         entities = list((await svc.names(cid)).entities.values())  # type: ignore[union-attr]
@@ -390,6 +206,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             await memory_step(svc, session.id, npc, lines, 4)  # warm the caches
             load_before = os.getloadavg()
             got = await memory_step(svc, session.id, npc, lines, args.memory_step)
+            print_memory_step(got)
             return {"bench": "voice_memory_step", "cpus": os.cpu_count(),
                     "rounds": args.memory_step, "memory_ms": got,
                     "load_avg_during": [round(x, 2) for x in load_before],
@@ -421,6 +238,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         for path in paths:
             await answer(path, warm, [])
             engines[path.name].calls.clear()
+            engines[path.name].cpu.clear()
         gc.callbacks.append(gc_pauses)
         for i, (text, rate) in enumerate(lines):
             audio = tts.synthesize(text, length_scale=rate)
@@ -435,6 +253,8 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                 tm = turn.timings
                 got["memory"].append(tm["hot_context"] - tm["transcript"])
                 got["write"].append(tm["l1_written"] - tm["transcript"])
+                if "corrected" in tm:  # the write's inline half; the insert is queued now
+                    got["corrected"].append(tm["corrected"] - tm["transcript"])
                 # the read runs beside the write now (`hot_context_read`); it followed it
                 if "hot_context_read" in tm:
                     got["hot"].append(tm["hot_context_read"] - tm["transcript"])
@@ -442,6 +262,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                     got["hot"].append(tm["hot_context"] - tm["l1_written"])
                 got["tail_s"].append(turn.tail_s)
                 got["early"].append(float(turn.early_final))
+                got["ahead"].append(float(getattr(turn, "read_ahead", False)))
                 e, w = wer(text, turn.transcript.text)
                 got["wer"].append(e)
                 got["words"].append(w)
@@ -471,8 +292,14 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         report[path.name] = {
             "stages_ms": {s: p50_95(got[s]) for s in STAGES},
             "memory_ms": p50_95(got["memory"]), "write_ms": p50_95(got["write"]),
-            "hot_context_ms": p50_95(got["hot"]),
+            "hot_context_ms": p50_95(got["hot"]), "corrected_ms": p50_95(got["corrected"]),
             "stt_rtf": p50_95([took / max(audio_s, 1e-3) for took, audio_s, _ in calls]),
+            "stt_cpu_rtf": p50_95([cpu / max(audio_s, 1e-3) for cpu, (_, audio_s, _)
+                                   in zip(engines[path.name].cpu, calls, strict=True)]),
+            **{f"stt_cpu_rtf_{kind}": p50_95([cpu / max(audio_s, 1e-3) for cpu, (_, audio_s, k)
+                                              in zip(engines[path.name].cpu, calls, strict=True)
+                                              if k == kind])
+               for kind in ("partial", "final")},
             **{f"stt_rtf_{kind}": p50_95([took / max(audio_s, 1e-3)
                                           for took, audio_s, k in calls if k == kind])
                for kind in ("partial", "final")},
@@ -482,6 +309,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             "stt_calls": len(calls),
             "final_tail_s": p50_95(got["tail_s"]),
             "early_finals": int(sum(got["early"])),
+            "contexts_read_ahead": int(sum(got["ahead"])),
             "wer": round(sum(got["wer"]) / max(sum(got["words"]), 1), 3),
             "entity_error_rate": round(sum(got["name_misses"]) / max(sum(got["names"]), 1), 3),
             "names": int(sum(got["names"])),
@@ -513,7 +341,8 @@ def main() -> None:
     ap.add_argument("--memory-under-stt", type=int, default=0, metavar="ROUNDS",
                     help="instead: the memory's share timed with and without decodes running")
     ap.add_argument("--memory-step", type=int, default=0, metavar="ROUNDS",
-                    help="instead: the turn's memory step, sequential vs together")
+                    help="instead: the turn's memory step, its orders side by side "
+                    "(sequential, together, queued, ahead) and its stages")
     ap.add_argument("--window-study", type=Path, default=None, metavar="CORPUS",
                     help="instead: the encoder-window study on an STT corpus.jsonl "
                     "(bench/build_stt_corpus.py), tune and held-out halves")
@@ -554,12 +383,16 @@ def main() -> None:
 
     for stage in STAGES:
         row(stage, lambda r, s=stage: r["stages_ms"][s])
-    row("memory (write + hot context)", lambda r: r["memory_ms"])
-    row("  write", lambda r: r["write_ms"])
+    row("memory (until the model can start)", lambda r: r["memory_ms"])
+    row("  correction (the write's inline half)", lambda r: r["corrected_ms"])
+    row("  L1 written (queued now: after)", lambda r: r["write_ms"])
     row("  hot context (from the transcript)", lambda r: r["hot_context_ms"])
     row("STT real-time factor, per decode", lambda r: r["stt_rtf"])
     row("  partial passes", lambda r: r["stt_rtf_partial"])
     row("  finals (early or not)", lambda r: r["stt_rtf_final"])
+    row("STT CPU-time real-time factor", lambda r: r["stt_cpu_rtf"])
+    row("  partial passes", lambda r: r["stt_cpu_rtf_partial"])
+    row("  finals (early or not)", lambda r: r["stt_cpu_rtf_final"])
     row("final decode's audio (s)", lambda r: r["final_tail_s"])
     row("event-loop lag (ms)", lambda r: r["loop_lag_ms"])
     print(f"{'WER':34}" + "".join(f"{result['paths'][n]['wer']!s:>22}" for n in names))

@@ -159,3 +159,8 @@ class HotContextReader:
 
     def turn_count(self, session_id: str, npc_id: str) -> int:
         return self._turns.get((session_id, npc_id), 0)
+
+    def count_turn(self, session_id: str, npc_id: str) -> None:
+        """A turn answered with a context read ahead of it (`count_turn=False` then)."""
+        key = (session_id, npc_id)
+        self._turns[key] = self._turns.get(key, 0) + 1

@@ -62,7 +62,7 @@ from realtime.tools.context import ToolContext
 from realtime.tools.dispatch import call_tool
 from realtime.tools.scope import ToolScope
 from realtime.tools.tiers import LatencyTracker
-from realtime.transcript_writer import TranscriptWriter
+from realtime.transcript_writer import PreparedWrite, TranscriptWriter
 from realtime.viewers import Viewers
 
 T = TypeVar("T")
@@ -258,8 +258,19 @@ class MemoryService:
         return await self.name_cache.get(campaign_id)
 
     async def write_entries(self, session_id: str, items: Sequence[Any]) -> dict[str, Any]:
+        return await self.store_entries(await self.prepare_entries(session_id, items))
+
+    async def prepare_entries(self, session_id: str, items: Sequence[Any]) -> PreparedWrite:
+        """The write's inline half: names corrected in the session's scene, entries
+        validated. The voice loop answers with this and stores it off the turn's path."""
         with reading_for(session_id):
-            result = await self.writer.write(session_id, items)
+            return await self.writer.prepare(session_id, items)
+
+    async def store_entries(self, prepared: PreparedWrite) -> dict[str, Any]:
+        """The write's second half: the L1 insert (or the spool) and pre-fetch."""
+        session_id = prepared.session_id
+        with reading_for(session_id):
+            result = await self.writer.store(prepared)
         if result["written"]:
             await self._wrote(session_id)
         if self.shared_prefetch is not None and result["prefetch"]:
@@ -305,6 +316,9 @@ class MemoryService:
 
     def turn_count(self, session_id: str, npc_id: str) -> int:
         return self.reader.turn_count(session_id, npc_id)
+
+    def count_turn(self, session_id: str, npc_id: str) -> None:
+        self.reader.count_turn(session_id, npc_id)
 
     # -- memory tools ---------------------------------------------------------------------
     async def viewer(self, campaign_id: str, npc_id: str | None) -> str | None:

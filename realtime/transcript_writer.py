@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,6 +43,17 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedWrite:
+    """Entries corrected and validated, not yet stored (`TranscriptWriter.prepare`)."""
+
+    session_id: str
+    campaign_id: str | None
+    names: Names | None
+    entries: list[NewEntry]
+    out: list[dict[str, Any]]  # what the caller is told of each entry's correction
+
+
 class TranscriptWriter:
     def __init__(
         self,
@@ -65,6 +76,12 @@ class TranscriptWriter:
 
     async def write(self, session_id: str, items: Sequence[Any]) -> dict[str, Any]:
         """Correct names inline and write to L1 (or the spool). `items` are EntryIn-like."""
+        return await self.store(await self.prepare(session_id, items))
+
+    async def prepare(self, session_id: str, items: Sequence[Any]) -> PreparedWrite:
+        """The first half of `write`: the entries corrected in the session's scene (which
+        takes their names now, so lines are corrected in the order they were said). A live
+        turn needs only this before it answers; `store` may follow later, in order."""
         try:
             campaign_id: str | None = await self._campaigns.campaign_of(session_id)
         except DatabaseUnavailableError:
@@ -82,6 +99,14 @@ class TranscriptWriter:
         for entry in new:
             if not entry.text.strip():
                 raise InvalidInputError(f"entry {entry.idempotency_key!r}: text is empty")
+            validate_entry(entry)  # a bad entry is refused here, never queued or spooled
+        return PreparedWrite(session_id, campaign_id, names, new, out)
+
+    async def store(self, prepared: PreparedWrite) -> dict[str, Any]:
+        """The second half of `write`: the L1 insert (or the spool), then pre-fetch on the
+        corrected text."""
+        session_id, campaign_id, names, new = (prepared.session_id, prepared.campaign_id,
+                                               prepared.names, prepared.entries)
         spooled = False
         written = 0
         if self._spool.depth or self._db.degraded:
@@ -107,7 +132,7 @@ class TranscriptWriter:
             "duplicates": 0 if spooled else len(new) - written,
             "spooled": spooled,
             "spool_depth": self._spool.depth,
-            "entries": out,
+            "entries": prepared.out,
             "prefetch": triggers,
         }
 
@@ -174,9 +199,8 @@ class TranscriptWriter:
 
     async def _insert(self, session_id: str, entries: list[NewEntry]) -> int:
         """The store's idempotent live write, one statement without a transaction: one round
-        trip per utterance (the session is known to exist: `campaign_of` checked)."""
-        for e in entries:
-            validate_entry(e)  # before the degraded check: the spool never holds a bad entry
+        trip per utterance (the session is known to exist: `campaign_of` checked; the entries
+        were validated by `prepare`)."""
         return await self._db.run(insert_entries_op(session_id, entries), transaction=False)
 
     def _to_spool(self, session_id: str, entries: list[NewEntry]) -> None:

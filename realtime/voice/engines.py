@@ -85,12 +85,18 @@ def recognizer(config: SpeechConfig) -> Recognizer:
 
 
 def live_whisper() -> Recognizer:
-    """The bundled tiny.en as the live loop runs it: the encoder on the utterance, not on
-    30 s, and one thread, so the other core is left to the event loop and its memory work."""
+    """The bundled tiny.en as the live loop runs it: the encoder on the utterance plus
+    padding by its length (not on 30 s), and one thread, so the other core is left to the
+    event loop and its memory work."""
     from glyphoxa_pipelines.providers.speech import SpeechToText
-    from glyphoxa_pipelines.providers.speech.whisper import LIVE_ENCODER_PAD_S
+    from glyphoxa_pipelines.providers.speech.whisper import (
+        FINAL_MIN_PAD_S,
+        FINAL_PAD_PER_AUDIO_S,
+        LIVE_ENCODER_PAD_S,
+    )
 
-    return SpeechToText(encoder_pad_s=LIVE_ENCODER_PAD_S, cpu_threads=1)
+    return SpeechToText(encoder_pad_s=LIVE_ENCODER_PAD_S, cpu_threads=1,
+                        min_encoder_pad_s=FINAL_MIN_PAD_S, pad_per_audio_s=FINAL_PAD_PER_AUDIO_S)
 
 
 def synthesizer(config: SpeechConfig) -> Synthesizer:

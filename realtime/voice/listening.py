@@ -13,7 +13,9 @@ Two ways to hear an utterance, kept side by side so the bench compares them in o
   transcribes the whole utterance once the VAD has closed it.
 
 At most one pass per speaker is in flight, and a final waits for the partial before it: the
-CPU they share is what the turn needs next.
+CPU they share is what the turn needs next. Passes back off when decoding falls behind (a
+loaded machine): the next one starts no sooner after the last ended than that one took, so
+partials hold the STT worker at most half the time and the early final finds it free.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -57,10 +60,13 @@ class Heard:
 
 class Listener:
     def __init__(self, vad: EnergyVad, transcribe: Transcribe, on_partial: OnPartial,
-                 settings: ListenSettings) -> None:
+                 settings: ListenSettings, on_early: OnPartial | None = None,
+                 on_early_start: Callable[[], None] | None = None) -> None:
         self.vad = vad
         self._transcribe = transcribe
         self._on_partial = on_partial
+        self._on_early = on_early or on_partial  # the early final's text
+        self._on_early_start = on_early_start  # an early final was begun
         self.settings = settings
         self._reset()
 
@@ -70,6 +76,7 @@ class Listener:
         self._early: tuple[asyncio.Task[tuple[Transcript, float, float]], float] | None = None
         self._next_partial_s = 0.0
         self._partials = 0
+        self._pass_free_at = 0.0  # monotonic time before which no partial pass starts
 
     def feed(self, frame: AudioFrame) -> Utterance | None:
         """The frame into the VAD; passes scheduled; the utterance when it has ended."""
@@ -87,11 +94,15 @@ class Listener:
                 self._early = (asyncio.create_task(self._early_final(self.vad.speech_so_far(),
                                                                      rate)),
                                self.vad.voiced_ms)
+                if self._on_early_start is not None:
+                    self._on_early_start()
             return
         if self._early is not None and self.vad.quiet_ms < s.early_final_ms:
             self._early = None  # spoke again: that decode missed the new words
         if s.partial_every_s <= 0 or (self._job is not None and not self._job.done()):
             return
+        if time.monotonic() < self._pass_free_at:
+            return  # the last pass was slow: leave the worker free as long as it took
         samples = self.vad.speech_so_far()
         heard_s = len(samples) / rate
         if heard_s < self._next_partial_s + s.partial_every_s:
@@ -105,6 +116,7 @@ class Listener:
         its failure is logged, not raised."""
         try:
             stream = self._stream
+            began = time.monotonic()
             if self.settings.streaming and stream is not None:
                 window, offset = stream.window(samples)
                 heard = await self._transcribe(window, rate, stream.committed_text(), True)
@@ -112,6 +124,8 @@ class Listener:
                 text = stream.so_far()
             else:
                 text = (await self._transcribe(samples, rate, "", True)).text
+            ended = time.monotonic()
+            self._pass_free_at = ended + (ended - began)
             if text.strip():
                 await self._on_partial(text)
         except Exception:
@@ -137,7 +151,7 @@ class Listener:
         text = stream.final(tail, offset).text if stream is not None else tail.text
         if text.strip():
             try:
-                await self._on_partial(text)
+                await self._on_early(text)
             except Exception:  # best effort, like any partial: the final stands without it
                 log.exception("pre-fetch on the early final failed")
         return tail, offset, tail_s

@@ -7,13 +7,18 @@ utterance:
 1. its final transcript (with streaming, only the tail after the committed words is left,
    often decoded already), the campaign's names as hotwords, Whisper's word probabilities
    kept as `word_confidences`;
-2. at once: `write_entries` (inline correction, the L1 write, pre-fetch on the corrected
-   text) and the hot context, which has what pre-fetch brought from the partials and the
-   early final; then the tier for the turn (`select_tier`) on the corrected line;
+2. at once: the line's inline correction (`prepare_entries`) and the hot context, which
+   has what pre-fetch brought from the partials and the early final. When the early final
+   is the transcript, that context was read ahead, during the VAD's hangover
+   (`read_ahead.py`): the NPC's memory as it stood when the player stopped speaking, up to
+   300 ms before the VAD closed. The L1 insert (and pre-fetch
+   on the corrected text, for the next turn) is queued to the `L1Writer`, off the turn's
+   path; then the tier for the turn (`select_tier`) on the corrected line;
 4. the LLM turn, streamed, offered the tier's memory tools, run through `call_tool`; up to
    `max_tool_rounds` rounds of calls before the model must answer;
 5. each finished sentence to TTS and the sink while the rest streams; the NPC's answer is
-   written to L1 too, so the next hot context has it under "Just now".
+   queued for L1 too, so the next hot context (which waits for the queue) has it under
+   "Just now".
 
 The conversation lives in a `ContextManager` (older turns summarised as the window fills) and
 a `Consolidator` writes to L1 whatever the turns did not (every 30 minutes and when the
@@ -46,6 +51,7 @@ from realtime.hot_context import HotContext
 from realtime.schemas import EntryIn
 from realtime.service import MemoryService
 from realtime.tools import Tier, ToolScope, select_tier, tools_for_tier
+from realtime.transcript_writer import PreparedWrite
 from realtime.voice.consolidator import CONSOLIDATE_EVERY_S, Consolidator, entry_for
 from realtime.voice.context_manager import ContextManager
 from realtime.voice.hotwords import (
@@ -55,7 +61,9 @@ from realtime.voice.hotwords import (
     ranked_names,
 )
 from realtime.voice.interfaces import AudioSink, AudioSource, ChatModel, Recognizer, Synthesizer
+from realtime.voice.l1_writer import L1Writer
 from realtime.voice.listening import Heard, Listener, ListenSettings
+from realtime.voice.read_ahead import ReadAhead
 from realtime.voice.speech_out import SentenceSplitter, Speaker
 from realtime.voice.summarizer import Summarizer
 from realtime.voice.tool_bridge import (
@@ -113,6 +121,7 @@ class TurnResult:
     hotwords: str | None
     tail_s: float = 0.0  # audio the final decode took after the utterance ended
     early_final: bool = False
+    read_ahead: bool = False  # the hot context was read during the VAD's hangover
 
 
 class VoiceLoop:
@@ -148,6 +157,8 @@ class VoiceLoop:
         self.context = ContextManager(config.context_window_tokens, summarizer=summarizer)
         self.consolidator = Consolidator(service, config.session_id, self.context,
                                          interval_s=config.consolidate_every_s, clock=clock)
+        self.l1 = L1Writer(service)
+        self.ahead: ReadAhead[HotContext] = ReadAhead(self._read_context)
 
     # -- the stream ----------------------------------------------------------------------
     async def run(self, source: AudioSource) -> list[TurnResult]:
@@ -160,12 +171,17 @@ class VoiceLoop:
                 utterance = listener.feed(frame)
                 if utterance is not None:
                     results.append(await self.turn(utterance, listener=listener))
-                await self.consolidator.tick()
+                if self.consolidator.due():
+                    await self.l1.flush()  # what is queued is written by the queue
+                    await self.consolidator.tick()
             for listener in self._speakers.values():
                 await listener.drain()
             await self.sink.close()
+            await self.l1.flush()
             await self.consolidator.consolidate_now()
         finally:
+            self.ahead.close()
+            await self.l1.close()
             if self._stt_pool is not None:
                 self._stt_pool.shutdown(wait=False)
         return results
@@ -174,9 +190,17 @@ class VoiceLoop:
         listener = self._speakers.get(speaker_id)
         if listener is None:
             cfg = self.config
+            async def early(text: str, speaker_id: str = speaker_id) -> None:
+                await self._partial(text)
+                self.ahead.start(speaker_id, restart=False)  # with what that text brought
+
+            def early_start(speaker_id: str = speaker_id) -> None:
+                self.ahead.start(speaker_id, restart=True)  # with what the partials brought
+
             listener = Listener(
                 EnergyVad(**cfg.vad), self._transcribe, self._partial,
-                ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms))
+                ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms),
+                on_early=early, on_early_start=early_start)
             self._speakers[speaker_id] = listener
         return listener
 
@@ -197,6 +221,13 @@ class VoiceLoop:
 
     async def _partial(self, text: str) -> None:
         await self.service.partial(self.config.session_id, text, self.config.npc_id)
+
+    async def _read_context(self) -> HotContext:
+        """A hot context read ahead of its turn (not counted: the turn counts the one it
+        uses), after the lines already queued for L1."""
+        await self.l1.flush()
+        return await self.service.hot_context(self.config.session_id, self.config.npc_id,
+                                              count_turn=False)
 
     async def prepare(self) -> None:
         """The session's campaign and scene, before the first utterance: hotwords rank the
@@ -240,6 +271,9 @@ class VoiceLoop:
                           utterance.seconds, False)
         transcript, partials = heard.transcript, heard.partials
         timings = {"transcript": since()}
+        use_ahead = heard.early and bool(transcript.text.strip())
+        if not use_ahead:
+            self.ahead.drop(utterance.speaker_id)  # the speaker went on, or said nothing
         if not transcript.text.strip():
             return TurnResult(utterance.speaker_id, transcript, "", [], "", [], "", 0.0,
                               utterance.seconds, timings, partials, words, heard.tail_s,
@@ -258,26 +292,49 @@ class VoiceLoop:
             word_confidences=[min(1.0, max(0.0, p)) for p in transcript.word_confidences],
         )
 
-        async def write() -> dict[str, Any]:
-            done = await self.service.write_entries(cfg.session_id, [entry_in])
-            timings["l1_written"] = since()
-            return done
+        read_ahead = False
 
         async def read() -> HotContext:
+            nonlocal read_ahead
+            got = await self.ahead.take(utterance.speaker_id) if use_ahead else None
+            if got is not None:  # else none was begun, or each failed: read now
+                self.service.count_turn(cfg.session_id, cfg.npc_id)
+                read_ahead = True
+                timings["hot_context_read"] = since()
+                return got
+            await self.l1.flush()  # earlier turns' lines first (the queue is empty by now)
             got = await self.service.hot_context(cfg.session_id, cfg.npc_id)
             timings["hot_context_read"] = since()
             return got
 
-        # The L1 write and the hot context at once, on two pooled connections: the line
-        # itself reaches the model as this turn's message, not through the context's recent
-        # lines, and pre-fetch on it began with the early final (`listening.py`), so the read
-        # need not wait for the write.
-        written, context = await asyncio.gather(write(), read())
+        async def correct() -> PreparedWrite:
+            got = await self.service.prepare_entries(cfg.session_id, [entry_in])
+            timings["corrected"] = since()
+            return got
+
+        # The hot context and the line's correction at once (the correction's CPU while the
+        # read's query is at PostgreSQL; the read goes first): the line reaches the model as
+        # this turn's message, not through the context's recent lines, and pre-fetch on it
+        # began with the early final (`listening.py`), so nothing here waits for the insert,
+        # which the queue runs while the model answers.
+        ready = self.ahead.take_ready(utterance.speaker_id) if use_ahead else None
+        if ready is not None:  # read during the hangover: no trip through the event loop
+            self.service.count_turn(cfg.session_id, cfg.npc_id)
+            read_ahead = True
+            timings["hot_context_read"] = since()
+            context, prepared = ready, await correct()
+        else:
+            context, prepared = await asyncio.gather(read(), correct())
         timings["hot_context"] = since()
-        entry = written["entries"][0]
-        self.context.add("player", entry["text"], speaker_id=utterance.speaker_id,
-                         speaker_name=utterance.speaker_name or utterance.speaker_id,
-                         npc_id=cfg.npc_id, idempotency_key=key, in_l1=True)
+        entry = prepared.out[0]
+        message = self.context.add("player", entry["text"], speaker_id=utterance.speaker_id,
+                                   speaker_name=utterance.speaker_name or utterance.speaker_id,
+                                   npc_id=cfg.npc_id, idempotency_key=key)
+
+        def stored(_: dict[str, Any]) -> None:
+            timings["l1_written"] = since()
+
+        self.l1.submit(prepared, message, stored)
         self._heard = [*self._heard[-9:], entry["text"]]
         decision = select_tier(utterance=entry["text"], dm_override=cfg.tier, first_turn=first)
         self._scene = _scene_ids(context)
@@ -296,7 +353,7 @@ class VoiceLoop:
         return TurnResult(utterance.speaker_id, transcript, entry["text"],
                           entry.get("corrections", []), decision.tier.value, outcomes, reply,
                           speaker.audio_s, utterance.seconds, timings, partials, words,
-                          heard.tail_s, heard.early)
+                          heard.tail_s, heard.early, read_ahead)
 
     async def _answer(
         self, context: HotContext, tier: Tier, speaker: Speaker, ended: float,
@@ -336,18 +393,20 @@ class VoiceLoop:
         return "".join(reply).strip(), outcomes, first_token
 
     async def _write_reply(self, context: HotContext, reply: str) -> None:
-        """Inline, so the next hot context has it; a failed write is left to the
-        Consolidator (same idempotency key), the voice keeps going."""
+        """Corrected now (in order with the players' lines), stored by the queue before the
+        next hot context; a failed write is left to the Consolidator (same idempotency key),
+        the voice keeps going."""
         npc = self.config.npc_id
         message = self.context.add("npc", reply, speaker_id=npc, npc_id=npc,
                                    speaker_name=str(context.identity.get("name") or npc))
         try:
-            await self.service.write_entries(self.config.session_id, [entry_for(message)])
+            prepared = await self.service.prepare_entries(self.config.session_id,
+                                                          [entry_for(message)])
         except Exception:
             log.exception("writing the NPC's reply in session %s failed; the consolidator "
                           "retries it", self.config.session_id)
             return
-        message.in_l1 = True
+        self.l1.submit(prepared, message)
 
 
 def _scene_ids(context: HotContext) -> dict[str, Any]:

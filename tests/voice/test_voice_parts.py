@@ -160,7 +160,10 @@ def test_partial_passes_use_a_shorter_window_of_the_same_model(stt: Any, tts: An
     partial = stt.for_partials()
     assert partial.load() is stt.load()  # one model in memory, two settings
     assert partial.min_encoder_pad_s == 3.0 and not partial.fallback_full_window
-    assert stt.fallback_full_window and stt.min_encoder_pad_s is None
+    assert partial.pad_per_audio_s == 1.0
+    # finals: padded twice their audio, 4 s at least, the 30 s fallback kept
+    assert stt.fallback_full_window and stt.min_encoder_pad_s == 4.0
+    assert stt.pad_per_audio_s == 2.0
     assert SpeechToText().for_partials() is None  # faster-whisper's own window: nothing to cut
     clip = tts.synthesize("Grimjaw, good morning.")
     heard = partial.transcribe(clip.samples, clip.sample_rate, hotwords="Grimjaw").text
@@ -169,3 +172,17 @@ def test_partial_passes_use_a_shorter_window_of_the_same_model(stt: Any, tts: An
     loop = VoiceLoop(unused, VoiceConfig("s", "npc"), stt=stt, chat=unused, tts=unused,
                      sink=unused)
     assert loop.partial_stt is not stt and loop.partial_stt.min_encoder_pad_s == 3.0
+
+
+
+
+def test_the_padding_follows_the_audio_between_its_bounds(stt: Any) -> None:
+    """The encoder's window is the audio plus its padding: a 1 s tail pays for 5 s of encoder
+    in a final (not 13) and 4 s in a partial; 12 s of padding at most."""
+    from glyphoxa_pipelines.providers.speech import SpeechToText
+
+    partial = stt.for_partials()
+    assert [stt.encoder_pad(s) for s in (0.5, 1.0, 3.0, 7.0)] == [4.0, 4.0, 6.0, 12.0]
+    assert [partial.encoder_pad(s) for s in (0.5, 1.0, 5.0, 13.0)] == [3.0, 3.0, 5.0, 12.0]
+    assert SpeechToText(encoder_pad_s=12.0).encoder_pad(1.0) == 12.0  # no bounds: fixed
+    assert SpeechToText().encoder_pad(1.0) is None  # faster-whisper's own 30 s window

@@ -21,11 +21,15 @@ from glyphoxa_pipelines.providers.speech.whisper_window import decode_short
 
 __all__ = ["Transcript", "TranscriptWord", "join_words", "SpeechToText", "SpeechModelMissing",
            "bundled_whisper_path", "resample", "WHISPER_RATE", "LIVE_ENCODER_PAD_S",
-           "PARTIAL_MIN_PAD_S"]
+           "PARTIAL_MIN_PAD_S", "FINAL_MIN_PAD_S", "FINAL_PAD_PER_AUDIO_S"]
 
 WHISPER_RATE = 16_000
 LIVE_ENCODER_PAD_S = 12.0  # chosen on the STT corpus tune half, docs/DESIGN.md
 PARTIAL_MIN_PAD_S = 3.0  # partial passes: padding as long as the audio, at least this
+# live finals: padding twice as long as the audio, 4 s at least (up to LIVE_ENCODER_PAD_S);
+# chosen on the voice bench's tune lines, docs/DESIGN.md
+FINAL_MIN_PAD_S = 4.0
+FINAL_PAD_PER_AUDIO_S = 2.0
 
 
 class SpeechModelMissing(RuntimeError):
@@ -68,9 +72,11 @@ class SpeechToText:
     the standard window when that decode looks like a loop. None keeps faster-whisper's own
     decoding, which the speech corpora were built with.
 
-    `min_encoder_pad_s` set (the live loop's partial passes): the padding is as long as the
-    audio, between that and `encoder_pad_s`: a fixed 12 s made a 1 s window pay for 13 s of
-    encoder, the slowest decodes per second of audio. `fallback_full_window=False` (partials
+    `min_encoder_pad_s` set (the live loop's passes): the padding is `pad_per_audio_s` times
+    as long as the audio, between that and `encoder_pad_s`: a fixed 12 s made a 1 s window
+    pay for 13 s of encoder, the slowest decodes per second of audio. The live finals take
+    twice their audio (at least 4 s; a tail after committed words is often 1-2 s), the
+    partials once (at least 3 s). `fallback_full_window=False` (partials
     too): a decode that looks like a loop gives an empty transcript instead of a 30 s decode;
     a partial is a guess that the next pass or the final replaces.
     """
@@ -83,6 +89,7 @@ class SpeechToText:
     language: str = "en"
     encoder_pad_s: float | None = None
     min_encoder_pad_s: float | None = None
+    pad_per_audio_s: float = 1.0  # with `min_encoder_pad_s`: seconds of padding per second
     fallback_full_window: bool = True
     _model: Any = field(default=None, repr=False)
 
@@ -112,8 +119,16 @@ class SpeechToText:
         None without a short window (faster-whisper's own decoding has no padding to cut)."""
         if self.encoder_pad_s is None:
             return None
-        return replace(self, min_encoder_pad_s=PARTIAL_MIN_PAD_S, fallback_full_window=False,
-                       _model=self.load())
+        return replace(self, min_encoder_pad_s=PARTIAL_MIN_PAD_S, pad_per_audio_s=1.0,
+                       fallback_full_window=False, _model=self.load())
+
+    def encoder_pad(self, audio_s: float) -> float | None:
+        """Seconds of silence after `audio_s` of audio for the encoder (None: the 30 s
+        window of faster-whisper's own decoding)."""
+        if self.encoder_pad_s is None or self.min_encoder_pad_s is None:
+            return self.encoder_pad_s
+        return min(self.encoder_pad_s,
+                   max(self.min_encoder_pad_s, self.pad_per_audio_s * audio_s))
 
     def transcribe(
         self,
@@ -125,10 +140,8 @@ class SpeechToText:
         """What Whisper hears in mono audio `samples` at `sample_rate` Hz."""
         model = self.load()
         audio = resample(samples, sample_rate)
-        if self.encoder_pad_s is not None:
-            pad = self.encoder_pad_s
-            if self.min_encoder_pad_s is not None:
-                pad = min(pad, max(self.min_encoder_pad_s, len(audio) / WHISPER_RATE))
+        pad = self.encoder_pad(len(audio) / WHISPER_RATE)
+        if pad is not None:
             short = decode_short(model, audio, pad_s=pad, hotwords=hotwords,
                                  language=self.language)
             if short is not None:
