@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-SUMMARIZER_VERSION = "story-v2"  # v2: compressed, named, no dangling pronoun; things
+SUMMARIZER_VERSION = "story-v3"  # v3: the campaign's known party; "You ..." told of the party
 LLM_SUMMARIZER_VERSION = "llm-summary-v2"  # v2: map over scenes of in-game lines, then reduce
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
@@ -240,15 +240,15 @@ def summarize_lines(
 ) -> SessionSummary:
     """The story summary of a session given as table lines (speaker, role, text).
 
-    `characters` maps player speaker labels to their characters' names (default: what
-    `cast.infer_characters` can tell from these lines); players' first-person deeds are
-    retold under the character's name, and a player without a character is never quoted.
+    `characters` maps player speaker labels to their characters' names as the campaign
+    already knows them (earlier sessions); what `cast.infer_characters` can tell from these
+    lines is added and wins (a player may have a new character). Players' first-person deeds
+    are retold under the character's name, and a player without a character is never quoted.
     """
     if not lines:
         raise ValueError("cannot summarize a session without lines")
     context = context or TableContext.from_lines(lines, world_names=world_names)
-    if characters is None:
-        characters = infer_characters(lines, context)
+    characters = known_party(characters, infer_characters(lines, context))
     classified = _name_the_addressed(classify_transcript(lines, context), lines, context,
                                      characters)
     deeds_of = _deeds(classified, lines, context, characters)
@@ -283,6 +283,16 @@ def summarize_lines(
         key_points=key_points,
         method=SUMMARIZER_VERSION,
     )
+
+
+def known_party(
+    campaign: Mapping[str, str] | None, session: Mapping[str, str]
+) -> dict[str, str]:
+    """Who plays whom for one session: the campaign's mapping from earlier sessions, with what
+    this session's own lines tell on top. Why: a table states it once (introductions in the
+    first session) and seldom again; on CRD3 the session alone maps one player in five of
+    eight episodes, so most of the DM's "you" could not be told about a character."""
+    return {**(campaign or {}), **session}
 
 
 def _name_the_addressed(
@@ -426,8 +436,7 @@ def summarize_session_llm(
     session_id = session_id or chunks[0].session_id
     lines = lines_from_chunks(chunks, dm_names)
     context = TableContext.from_lines(lines, dm_speakers=dm_names, world_names=world_names)
-    if characters is None:
-        characters = infer_characters(lines, context)
+    characters = known_party(characters, infer_characters(lines, context))
     classified = classify_transcript(lines, context)
     scenes = split_scenes(classified, target_scenes=target_scenes)
     partials: list[dict] = []
