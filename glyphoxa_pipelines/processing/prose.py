@@ -75,12 +75,38 @@ def compress(text: str) -> str:
 
 def clean_sentence(text: str) -> str:
     """A transcript sentence as written prose: no stage directions, no spoken openers
-    ("So, okay, ..."), no fillers, a capital first letter."""
+    ("So, okay, ..."), no fillers, no trailing detail, a capital first letter."""
     text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", text)
     text = " ".join(text.split())
-    text = compress(_OPENER.sub("", text))
+    text = trim_trailing_detail(compress(_OPENER.sub("", text)))
     text = _OPENER.sub("", text)
     return text[:1].upper() + text[1:] if text else text
+
+
+# A trailing phrase after the main clause that only colours it: a participle ("..., feeling
+# it rock to and fro"), a simile ("..., like a ..."), an absolute ("..., with ...").
+_TRAILING = re.compile(r"^(?:(?P<ing>[a-z]+ing)\b|as if\b|as though\b|like\b|almost\b|"
+                       r"with\b|still\b)")
+_NOT_PARTICIPLE = set("""king thing ring something nothing everything anything morning evening
+    building ceiling during bring sing string wing swing sting spring""".split())
+MIN_KEPT_WORDS = 6
+
+
+def trim_trailing_detail(text: str) -> str:
+    """The sentence without trailing colour: "You walk across the bridge, keeping grip on
+    both rails, feeling it rock" -> "You walk across the bridge." Why: a summary of fixed
+    length then tells more of what happened; a phrase naming someone (a capital inside it)
+    is kept, and so is a main clause too short to stand alone."""
+    end = text[-1:] if text[-1:] in ".!" else ""
+    parts = (text[:-1] if end else text).split(", ")
+    while len(parts) > 1:
+        m = _TRAILING.match(parts[-1])
+        if not m or m.group("ing") in _NOT_PARTICIPLE or re.search(r"\b[A-Z]", parts[-1]):
+            break
+        if len(", ".join(parts[:-1]).split()) < MIN_KEPT_WORDS:
+            break
+        parts.pop()
+    return ", ".join(parts) + end
 
 
 def usable(text: str) -> bool:

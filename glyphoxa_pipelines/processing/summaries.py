@@ -89,8 +89,10 @@ class Vocabulary:
                 counts[key] += 1
                 if k > 0 and word[0].isupper():
                     capital[key] += 1
-        self.names = {  # "The Rusty Anvil" names the Anvil, not "the"
-            _key(w) for n in names for w in _WORD.findall(n) if zipf(_key(w)) < 6.0}
+        self.names = {  # "The Rusty Anvil" names the Anvil, not "the"; "Vex'ahlia" is "Vex"
+            _key(f) for n in names for w in _WORD.findall(n) for f in _forms(w)
+            if zipf(_key(f)) < 6.0}
+        self.known = set(self.names)  # the campaign's and the party's names
         self.names |= {
             w for w, n in capital.items()
             if n >= 2 and n >= 0.8 * counts[w] and not w.startswith("i'") and zipf(w) < 4.0
@@ -114,6 +116,12 @@ class Vocabulary:
         return sum(self.weight[w] for w in words) / max(n, 1) ** LENGTH_EXPONENT
 
 
+def _forms(name: str) -> list[str]:
+    """A name and its short form: the DM calls Vex'ahlia "Vex"."""
+    short = re.split(r"['’]", name)[0]
+    return [name, short] if short != name and len(short) >= 3 else [name]
+
+
 def _key(word: str) -> str:
     return word.lower().replace("’", "'").removesuffix("'s")
 
@@ -125,12 +133,10 @@ DANGLING = re.compile(r"^(?:he|she|it|its|his|her|him|they|them|their|there)\b",
 
 def _pick_scene(
     scene: Scene, vocab: Vocabulary, per_scene: int, last: bool,
-    deeds: Sequence[StorySentence] = (),
+    deeds: Sequence[StorySentence] = (), first: bool = False,
 ) -> list[StorySentence]:
-    candidates = [
-        s for s in scene.narration
-        if usable(clean_sentence(s.text)) and not DANGLING.match(clean_sentence(s.text))
-    ]
+    cleaned = (replace(s, text=clean_sentence(s.text)) for s in scene.narration)
+    candidates = [s for s in cleaned if usable(s.text) and not DANGLING.match(s.text)]
     if not candidates:
         return []
     scored = {
@@ -138,11 +144,12 @@ def _pick_scene(
         for s in [*candidates, *deeds]
     }
     picks: list[StorySentence] = []
-    head = candidates[: max(3, len(candidates) // 6)]  # where the scene opens
-    opening = max(head, key=lambda s: scored[s.order] + (0.5 if "setting" in s.events else 0))
-    picks.append(opening)
+    if first:  # where the session opens; later scenes go on from there, and their header
+        # names the people and places (a forced opening was most often a long description)
+        head = candidates[: max(3, len(candidates) // 6)]
+        picks.append(max(head, key=lambda s: scored[s.order] + 0.5 * ("setting" in s.events)))
     if scene.fight:
-        outcomes = [s for s in candidates if "outcome" in s.events and s is not opening]
+        outcomes = [s for s in candidates if "outcome" in s.events and s not in picks]
         if outcomes:
             picks.append(outcomes[-1])
     if last:  # the cliffhanger: the strongest of the scene's closing lines
@@ -176,8 +183,10 @@ def scene_names(
         for k, word in enumerate(_WORD.findall(s.text)):
             key = _key(word)
             if (word[0].isupper() and not word.isupper() and key in vocab.names
-                    and not context.mentions_cast(word)):
-                counts[word.replace("’", "'").removesuffix("'s")] += 1 if k else 0.5
+                    and not context.mentions_cast(word)):  # an opening capital may be a word,
+                # not a known name's ("Vex, you ...")
+                known = key in vocab.known
+                counts[word.replace("’", "'").removesuffix("'s")] += 1 if k or known else 0.5
     return [w for w, n in counts.most_common(limit) if n >= 2]
 
 
@@ -267,7 +276,8 @@ def summarize_lines(
     paragraphs: list[str] = []
     for scene in scenes:
         deeds = [deeds_of[s.order] for s in scene.sentences if s.order in deeds_of]
-        picks = _pick_scene(scene, vocab, per_scene, last=scene is scenes[-1], deeds=deeds)
+        picks = _pick_scene(scene, vocab, per_scene, last=scene is scenes[-1], deeds=deeds,
+                            first=scene is scenes[0])
         sentences = [_finish(clean_sentence(s.text)) for s in picks]
         if sentences:
             key_points += sentences
@@ -300,11 +310,12 @@ def _name_the_addressed(
     characters: Mapping[str, str],
 ) -> list[ClassifiedSentence]:
     """The DM's first sentences in answer to one player, "You pull the lever.", told about
-    that player's character ("Grog pulls the lever."), and any "Vex, you ..." told about the
-    named: the story's terms, not the table's."""
+    that player's character ("Grog pulls the lever."), any "Vex, you ..." told about the
+    named, and the DM's "You ..." to the whole table about the party: the story's terms, not
+    the table's (a written story has no "you")."""
     out: list[ClassifiedSentence] = []
     position = 0
-    known = set(characters.values())
+    known = {f for name in characters.values() for f in _forms(name)}
 
     def is_character(word: str) -> bool:  # a name the DM calls a character by, not a player
         return not context.mentions_cast(word) and (word in known or zipf(word) < 3.0)
@@ -315,9 +326,12 @@ def _name_the_addressed(
         name = characters.get(lines[i - 1].speaker) if i > 0 else None
         if c.kind is TalkKind.NARRATION:
             retold = retell_vocative(c.text, is_character)
-            if (not retold and name and position < ADDRESSED_SENTENCES
-                    and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
+            answering = (i > 0 and position < ADDRESSED_SENTENCES
+                         and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role))
+            if not retold and name and answering:
                 retold = retell_address(c.text, name)
+            if not retold and not answering:
+                retold = retell_address(c.text, "The party")  # the DM telling the table
             if retold:
                 c = replace(c, text=retold)
         out.append(c)
