@@ -78,7 +78,7 @@ def clean_sentence(text: str) -> str:
     ("So, okay, ..."), no fillers, no trailing detail, a capital first letter."""
     text = re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", text)
     text = " ".join(text.split())
-    text = trim_trailing_detail(compress(_OPENER.sub("", text)))
+    text = trim_leading_clause(trim_trailing_detail(compress(_OPENER.sub("", text))))
     text = _OPENER.sub("", text)
     return text[:1].upper() + text[1:] if text else text
 
@@ -132,3 +132,23 @@ def usable(text: str) -> bool:
     if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):
         return False  # a speaker label inside a line; an NPC's "I" read as narration
     return text[:1].isupper() and text[-1:] in ".!\"”'"
+
+
+# A leading clause of time or manner ("As you step back, ...", "Once inside, ...") sets up
+# the main clause; the main clause alone still says what happened.
+_LEADING = re.compile(r"^(?:As|When|While|Once|After|Before|Suddenly|Eventually|At this point|"
+                      r"At which point|In doing so|As you do|As this happens)\b[^,]{0,80}, "
+                      r"(?=[a-z])")
+
+
+def trim_leading_clause(text: str) -> str:
+    """"As the hood falls back, you see a smooth purple head." -> "You see a smooth purple
+    head."; a clause naming someone (a capital inside it) is kept, and so is a main clause
+    too short to stand alone."""
+    m = _LEADING.match(text)
+    if not m or re.search(r"(?<!^)\b[A-Z]", m.group(0)):
+        return text
+    rest = text[m.end():]
+    if len(rest.split()) < MIN_KEPT_WORDS:
+        return text
+    return rest[:1].upper() + rest[1:]

@@ -67,7 +67,8 @@ LENGTH_EXPONENT = 0.7  # sentence weight / words ** this: dense lines over rambl
 WORDS_PER_POINT = 600
 SCENE_NAMES = 8
 SCENE_THINGS = 4  # the header's things; more reads as a tag list
-POINTS_PER_SCENE = 3  # fewer, fuller scenes read better than many one-line ones
+POINTS_PER_SCENE = 2  # about 8 scenes a 4-hour session, as the LLM path maps it; each
+# scene's header (its people, places and things) is what a reader scans for
 ADDRESSED_SENTENCES = 2  # the DM's answer to a player: its first sentences are about them
 EVENT_BONUS = 0.35
 MAX_DEEDS = 2  # per scene: the characters' own deeds, retold from their players' words
@@ -267,7 +268,9 @@ def summarize_lines(
     words = sum(len(t.split()) for t in story)
     if max_points is None:  # about one point per 600 words of narration, 8 to 24
         max_points = min(24, max(8, words // WORDS_PER_POINT))
-    n_scenes = max(2, round(max_points / POINTS_PER_SCENE))
+    # a short session (the 8-point floor) gets a few full scenes, not many one-line ones
+    n_scenes = max(2, round(min(max_points / POINTS_PER_SCENE,
+                                words / (POINTS_PER_SCENE * WORDS_PER_POINT))))
     scenes = split_scenes(classified, target_scenes=n_scenes)
     vocab = Vocabulary(story + [d.text for d in deeds_of.values()],
                        [*world_names, *characters.values()])

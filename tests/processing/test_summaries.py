@@ -243,3 +243,13 @@ def test_trailing_colour_goes_and_names_stay() -> None:
         "The hall falls silent, waiting.") == "The hall falls silent, waiting."
     assert trim_trailing_detail("He bows to the king, the morning light behind.") == (
         "He bows to the king, the morning light behind.")
+
+
+def test_a_leading_clause_of_time_goes_unless_it_names_someone() -> None:
+    from glyphoxa_pipelines.processing.prose import trim_leading_clause
+
+    assert trim_leading_clause("As the hood falls back, you see a smooth purple head.") == (
+        "You see a smooth purple head.")
+    assert trim_leading_clause("As Kima falls back, the troll roars in triumph.") == (
+        "As Kima falls back, the troll roars in triumph.")
+    assert trim_leading_clause("When it ends, you rest.") == "When it ends, you rest."
