@@ -18,7 +18,8 @@ _OPENER = re.compile(
 )
 MIN_WORDS, MAX_WORDS = 8, 55
 # the table's voice inside narration: the DM as himself ("I know", "we now have"), slang
-_TABLE_VOICE = re.compile(r"\b(?:guys|gonna|wanna|yeah|okay|my god|fuck\w*|like,)|\b(?:we|we're|"
+_TABLE_VOICE = re.compile(r"\b(?:guys|gonna|wanna|yeah|okay|my god|fuck\w*|shit\w*|crap|"
+                          r"like,)|\b(?:we|we're|"
                           r"we'll|we've|us)\b|\bI\b", re.IGNORECASE)
 _FRAGMENT = re.compile(r"^(?:because|which|other than|whereas)\b", re.IGNORECASE)
 _HEADLESS = re.compile(r"^(?:With|As|Then|And|After)\b[^,]{0,40}, [a-z]+s (?:it|him|her|them|the|"
@@ -44,6 +45,9 @@ _FILLERS = [
     (re.compile(r"\b(you|they) (?:guys|all)\b", re.I), r"\1"),
     (re.compile(r"\b(?:just|very|really) (?=[a-z])", re.I), ""),
     (re.compile(r"\b(?:a little bit|a bit)\s+(?=[a-z]+er\b)", re.I), ""),
+    (re.compile(r"\s+like (?:this|that)(?=[.!]$)", re.I), ""),  # the DM's gesture
+    (re.compile(r",\s*specifically,", re.I), ""),
+    (re.compile(r"\s+specifically\b(?!,)", re.I), ""),
 ]
 
 
@@ -127,6 +131,13 @@ def usable(text: str) -> bool:
         return False  # "Tall, lanky, long, ...", "Comes down to swing": no subject
     if re.match(r"^\w+, (?:of|in|to|for|with|at|by|from)\b", text):
         return False  # "However, of House ...": the transcript lost the subject
+    if re.match(r"^You,|^[A-Z][a-z]+, (?!(?:through|into|across|over|under|in|on|at|as|from|"
+                r"with|without|after|before|behind|beneath)\b)[a-z]+ (?:the|a|an|his|her|its|"
+                r"their)\b", text):
+        return False  # "Lifeless, pull the blade from the maw": no subject
+    if len(re.findall(r"\byou\b", text, re.I)) >= 3 or re.search(r", (?!You\b)[A-Z][\w'’]+, ",
+                                                                   text) and "you" in text:
+        return False  # "you slam into it, you can see you slam"; "note, Vex, that you ..."
     if _TABLE_VOICE.search(text) or _HEADLESS.match(text) or _FRAGMENT.match(text):
         return False  # "my god guys, this is amazing!"; "With a yell, slams it ..."
     if re.search(r"\b[A-Z]{3,}\b", text) or re.match(r"^I\b|^I'", text):

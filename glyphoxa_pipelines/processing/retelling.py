@@ -17,7 +17,7 @@ _NOT_DEEDS = set(
     don't didn't can't won't couldn't wouldn't shouldn't haven't hadn't wasn't am was were
     have had would could should can will shall may might must do did just really also still
     actually literally totally feel forgot remember rolled roll got get said say agree
-    disagree see swear promise""".split()
+    disagree see swear promise be""".split()
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
 _MODALS = {"i'll": "will", "i’ll": "will", "i'm going to": "is going to",

@@ -253,3 +253,17 @@ def test_a_leading_clause_of_time_goes_unless_it_names_someone() -> None:
     assert trim_leading_clause("As Kima falls back, the troll roars in triumph.") == (
         "As Kima falls back, the troll roars in triumph.")
     assert trim_leading_clause("When it ends, you rest.") == "When it ends, you rest."
+
+
+def test_table_voice_gestures_and_subjectless_openings_are_refused() -> None:
+    from glyphoxa_pipelines.processing.prose import clean_sentence, usable
+
+    assert clean_sentence("Vex recalls that Lady Kima was, specifically, a paladin of Bahamut.") == (
+        "Vex recalls that Lady Kima was a paladin of Bahamut.")
+    for bad in ["Lifeless, pull the blade from the maw, mind flayer down.",
+                "You, see in the distance, a small light moving back toward the camp.",
+                "The party has killed a crap ton of duergar in the tunnels.",
+                "You also note, Vex, that the goblin corpses you come across have a wound.",
+                "You slam into it, your horn gores, you can see you slam it into the side."]:
+        assert not usable(clean_sentence(bad)), bad
+    assert usable(clean_sentence("Suddenly, through the far door comes a massive cave troll."))
