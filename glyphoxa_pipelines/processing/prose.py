@@ -19,7 +19,7 @@ _OPENER = re.compile(
 MIN_WORDS, MAX_WORDS = 8, 55
 # the table's voice inside narration: the DM as himself ("I know", "we now have"), slang
 _TABLE_VOICE = re.compile(r"\b(?:guys|gonna|wanna|yeah|okay|my god|fuck\w*|shit\w*|crap|"
-                          r"like,)|\b(?:we|we're|"
+                          r"bitch\w*|let me|let's|like,)|^at which\b|\b(?:we|we're|"
                           r"we'll|we've|us)\b|\bI\b", re.IGNORECASE)
 _FRAGMENT = re.compile(r"^(?:because|which|other than|whereas)\b", re.IGNORECASE)
 _HEADLESS = re.compile(r"^(?:With|As|Then|And|After)\b[^,]{0,40}, [a-z]+s (?:it|him|her|them|the|"
@@ -152,6 +152,10 @@ _LEADING = re.compile(r"^(?:As|When|While|Once|After|Before|Suddenly|Eventually|
                       r"(?=[a-z])")
 
 
+_SUBJECT_START = set("""you he she it they there the a an this that these those his her its their
+    your one some each both all several two three four five many few""".split())
+
+
 def trim_leading_clause(text: str) -> str:
     """"As the hood falls back, you see a smooth purple head." -> "You see a smooth purple
     head."; a clause naming someone (a capital inside it) is kept, and so is a main clause
@@ -160,6 +164,6 @@ def trim_leading_clause(text: str) -> str:
     if not m or re.search(r"(?<!^)\b[A-Z]", m.group(0)):
         return text
     rest = text[m.end():]
-    if len(rest.split()) < MIN_KEPT_WORDS:
-        return text
+    if len(rest.split()) < MIN_KEPT_WORDS or rest.split()[0] not in _SUBJECT_START:
+        return text  # "As you let it, go it bursts": the transcript's comma was misplaced
     return rest[:1].upper() + rest[1:]

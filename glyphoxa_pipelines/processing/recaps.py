@@ -114,7 +114,8 @@ def _lower_first(text: str) -> str:
     words = text.split()
     first = words[0].strip(",.'\"") if words else ""
     titled = (len(words) > 1 and words[1][:1].isupper()  # "Lady Vexmira", "Captain Hask"
-              and zipf_frequency(first.lower(), "en") < 6.0)
+              and zipf_frequency(first.lower(), "en") < 6.0
+              and first.lower() not in {"both", "all", "each", "every", "with", "from"})
     acronym = first.isupper() and len(first) > 1  # "A" is a word, "NPC" is not
     if first and first[0].isupper() and not acronym and not titled and (
         zipf_frequency(first.lower(), "en") >= 4.0 or first in {"Our"}

@@ -267,3 +267,11 @@ def test_table_voice_gestures_and_subjectless_openings_are_refused() -> None:
                 "You slam into it, your horn gores, you can see you slam it into the side."]:
         assert not usable(clean_sentence(bad)), bad
     assert usable(clean_sentence("Suddenly, through the far door comes a massive cave troll."))
+
+
+def test_a_misplaced_comma_keeps_the_leading_clause() -> None:
+    from glyphoxa_pipelines.processing.prose import clean_sentence, trim_leading_clause, usable
+
+    said = "As you let it, go it bursts into flames arcing halfway through the air."
+    assert trim_leading_clause(said) == said  # "go it bursts ..." would stand alone broken
+    assert not usable(clean_sentence("At first, let me go over a couple of things for tonight."))
