@@ -91,7 +91,7 @@ _IRREGULAR_PAST = set(
 )
 _BE_HAVE = {"are": "is", "were": "was", "have": "has", "'re": "is", "’re": "is", "'ve": "has",
             "’ve": "has", "'ll": "will", "’ll": "will"}
-_ADVERBS = set("now also still just then all both even never ever already again soon almost "
+_ADVERBS = set("now also still just then all both even never ever already again soon almost later "
                "only not".split())
 _ING_VERBS = set("swing bring sing fling sting cling spring string wring ring".split())
 _MODAL_VERBS = set("can could will would should may might must".split())
