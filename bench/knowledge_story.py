@@ -3,7 +3,10 @@
 Each episode is imported and chunked as the pipeline does (offline, no stored embeddings:
 both sides get none), summarized and recapped by the code under test, and - with --base DIR,
 a worktree of the commit before - by that code too, side by side in the same run (the base
-runs in a child process with PYTHONPATH=DIR and the same harness).
+runs in a child process with PYTHONPATH=DIR and the same harness). The code under test is
+given who plays whom as read from the episodes before each one (the pipeline passes the
+campaign graph's `played_by`; --session-cast-only leaves it out, for an ablation); the base's
+pipeline passed none, so its side gets none.
 
 Summaries: content-word ROUGE-1 recall of the wiki synopsis' story sections (pre-show,
 announcements, the previous-episode recap, breaks, Q&A and afterwords left out) against two
@@ -114,8 +117,12 @@ def synopsis_names(text: str) -> set[str]:
 # ------------------------------------------------------------------ produce (runs per code root)
 
 
-def produce(data: Path, episodes: list[str]) -> dict[str, Any]:
-    """Summaries and recaps by the code on sys.path (this tree or the base's)."""
+def produce(data: Path, episodes: list[str], campaign_cast: bool = False) -> dict[str, Any]:
+    """Summaries and recaps by the code on sys.path (this tree or the base's).
+
+    With `campaign_cast`, each summary is given who plays whom as read from the episodes
+    before it (in order; never a later one), as the pipeline passes the campaign graph's
+    `played_by` from earlier sessions; the recap's party stays the session's own."""
     from glyphoxa_pipelines.campaign.transcript_import import import_transcript
     from glyphoxa_pipelines.processing import recaps, summaries
     from glyphoxa_pipelines.processing.chunking import chunk_transcript
@@ -130,14 +137,16 @@ def produce(data: Path, episodes: list[str]) -> dict[str, Any]:
         infer_characters = None
     out: dict[str, Any] = {"characters": {}, "episodes": {}}
     recap_args = inspect.signature(recaps.recap_from_summary).parameters
-    for ep in episodes:
+    known: dict[str, str] = {}
+    for ep in sorted(episodes):
         started = time.perf_counter()
         entries = import_transcript(data / "crd3" / "cleaned" / f"{ep}.json",
                                     dm_speakers={DM.lower()}).as_entries("cr", ep.lower())
         chunks = chunk_transcript(entries, count_tokens=count_tokens)
         t_chunk = time.perf_counter() - started
         started = time.perf_counter()
-        summary = summaries.summarize_session(chunks, None, dm_names=[DM])
+        extra = {"characters": dict(known)} if campaign_cast else {}
+        summary = summaries.summarize_session(chunks, None, dm_names=[DM], **extra)
         t_summary = time.perf_counter() - started
         kwargs: dict[str, Any] = {"campaign_name": CAMPAIGN}
         if "characters" in recap_args and infer_characters is not None:
@@ -145,6 +154,8 @@ def produce(data: Path, episodes: list[str]) -> dict[str, Any]:
                 [TableLine(e.speaker_name, e.text, e.speaker_role) for e in entries])
             out["characters"][ep] = mapping
             kwargs["characters"] = sorted(set(mapping.values()))
+            for player, name in mapping.items():  # the campaign's reading, for later sessions
+                known.setdefault(player, name)
         recap = recaps.recap_from_summary(summary, **kwargs)
         out["episodes"][ep] = {
             "method": summary.method,
@@ -301,12 +312,14 @@ def _means(rows: dict[str, Any], eps: list[str]) -> dict[str, Any]:
     }
 
 
-def _run_child(root: Path, data: Path, episodes: list[str]) -> dict[str, Any]:
+def _run_child(root: Path, data: Path, episodes: list[str],
+               campaign_cast: bool = False) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile("r", suffix=".json") as tmp:
         env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"}
         subprocess.run(
             [sys.executable, str(Path(__file__).resolve()), "--produce", tmp.name,
-             "--data", str(data), "--episodes", ",".join(episodes)],
+             "--data", str(data), "--episodes", ",".join(episodes),
+             *(["--campaign-cast"] if campaign_cast else [])],
             check=True, env=env, cwd=root,
         )
         return json.loads(Path(tmp.name).read_text())
@@ -320,6 +333,9 @@ def main() -> int:
     parser.add_argument("--episodes", default=",".join(EPISODES))
     parser.add_argument("--show", default="", help="print these episodes' outputs (comma list)")
     parser.add_argument("--produce", help=argparse.SUPPRESS)
+    parser.add_argument("--campaign-cast", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--session-cast-only", action="store_true",
+                        help="the after side without the campaign's earlier cast (ablation)")
     args = parser.parse_args()
     episodes = [e for e in args.episodes.split(",") if e]
     if not (args.data / "crd3" / "cleaned" / f"{episodes[0]}.json").exists():
@@ -327,9 +343,11 @@ def main() -> int:
         print(json.dumps({"bench": "knowledge_story", "skipped": "no data"}))
         return 0
     if args.produce:
-        Path(args.produce).write_text(json.dumps(produce(args.data, episodes)))
+        Path(args.produce).write_text(json.dumps(produce(args.data, episodes,
+                                                         args.campaign_cast)))
         return 0
-    sides = {"after": _run_child(ROOT, args.data, episodes)}
+    # the base's pipeline passed no campaign cast to its summaries; this one does
+    sides = {"after": _run_child(ROOT, args.data, episodes, not args.session_cast_only)}
     if args.base:
         sides = {"before": _run_child(args.base.resolve(), args.data, episodes), **sides}
     result: dict[str, Any] = {"bench": "knowledge_story", "load_1m": os.getloadavg()[0]}

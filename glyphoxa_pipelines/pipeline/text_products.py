@@ -66,6 +66,7 @@ def summarize_session(
         summary = summaries.summarize_session_llm(
             chunks, llm, campaign_id=campaign_id, session_id=session_id,
             dm_names=dm_names(services, session_id),
+            characters=campaign_characters(services, campaign_id),
         )
         if summary is not None and summary.summary.strip():
             return summary, details
@@ -77,8 +78,20 @@ def summarize_session(
         session_id=session_id,
         dm_names=dm_names(services, session_id),
         world_names=world_names(services, campaign_id),
+        characters=campaign_characters(services, campaign_id),
     )
     return summary, details
+
+
+def campaign_characters(services: PipelineServices, campaign_id: str) -> dict[str, str]:
+    """Who plays whom as the campaign's graph knows it (player characters' `played_by`, from
+    earlier sessions' extraction or the DM): a table says it once, the summary needs it in
+    every session to tell the DM's "you" about a character."""
+    return {
+        str(e.attributes["played_by"]): e.name
+        for e in services.db.run(knowledge_rows.campaign_entities_op(campaign_id))
+        if e.type == "player" and e.attributes.get("played_by")
+    }
 
 
 def world_names(services: PipelineServices, campaign_id: str) -> list[str]:

@@ -1,6 +1,6 @@
 """'Previously on…' recaps read to the table at the start of the next session.
 
-Offline (`story-recap-v2`): told in the story's terms, from the summary's scenes: the party by
+Offline (`story-recap-v3`): told in the story's terms, from the summary's scenes: the party by
 their characters' names, where the session opened, what the party is after (the first point
 that names a goal), the strongest middle points (those naming the most people and places), and
 the last scene as the cliffhanger ("When we left them, ..."), in the third person (the DM's
@@ -24,7 +24,7 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-RECAP_VERSION = "story-recap-v2"  # v2: read aloud: no dangling pronoun, quote, "last time"
+RECAP_VERSION = "story-recap-v3"  # v3: "the corpses you come across" told as "they"
 LLM_RECAP_VERSION = "llm-recap-v3"  # v3: last-scene material read-aloud safe
 
 _CONNECTIVES = ["At first,", "Then", "Soon after,", "Before long,", "Later,", "And so"]
@@ -63,6 +63,10 @@ _OBJECT_VERBS = set(
     "owe hear find make call pull push grab stop lead guide carry greet attack hit strike "
     "watch remind invite hire trust know".split()
 )
+# after "you", a verb that makes it the subject of a clause ("the corpses you come across")
+_SUBJECT_NEXT = set("""come came see saw find found hear heard feel felt notice noticed make made
+    get got go went walk walked pass passed reach reached enter entered know knew can could will
+    would have had are were need needed want wanted left""".split())
 _OTHER_YOU = re.compile(r"\b(\w+)(\s+)you\b|\byou\b", re.I)
 
 
@@ -71,10 +75,12 @@ def _other_you(m: re.Match[str]) -> str:
     if before is None:  # no word before it
         return "they"
     prev = before.lower()
+    after = re.match(r"\s+(\w+)", m.string[m.end():])
     is_object = (
         prev in _PREPOSITIONS
         or prev in _OBJECT_VERBS
-        or (prev.endswith(("s", "ed")) and prev not in {"is", "was", "has", "as", "this"})
+        or (prev.endswith(("s", "ed")) and prev not in {"is", "was", "has", "as", "this"}
+            and not (after and after.group(1).lower() in _SUBJECT_NEXT))  # "corpses you come"
     )
     return f"{before}{m.group(2)}{'them' if is_object else 'they'}"
 
@@ -108,7 +114,8 @@ def _lower_first(text: str) -> str:
     words = text.split()
     first = words[0].strip(",.'\"") if words else ""
     titled = (len(words) > 1 and words[1][:1].isupper()  # "Lady Vexmira", "Captain Hask"
-              and zipf_frequency(first.lower(), "en") < 6.0)
+              and zipf_frequency(first.lower(), "en") < 6.0
+              and first.lower() not in {"both", "all", "each", "every", "with", "from"})
     acronym = first.isupper() and len(first) > 1  # "A" is a word, "NPC" is not
     if first and first[0].isupper() and not acronym and not titled and (
         zipf_frequency(first.lower(), "en") >= 4.0 or first in {"Our"}

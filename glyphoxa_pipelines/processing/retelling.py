@@ -17,7 +17,7 @@ _NOT_DEEDS = set(
     don't didn't can't won't couldn't wouldn't shouldn't haven't hadn't wasn't am was were
     have had would could should can will shall may might must do did just really also still
     actually literally totally feel forgot remember rolled roll got get said say agree
-    disagree see swear promise""".split()
+    disagree see swear promise be""".split()
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
 _MODALS = {"i'll": "will", "i’ll": "will", "i'm going to": "is going to",
@@ -91,7 +91,7 @@ _IRREGULAR_PAST = set(
 )
 _BE_HAVE = {"are": "is", "were": "was", "have": "has", "'re": "is", "’re": "is", "'ve": "has",
             "’ve": "has", "'ll": "will", "’ll": "will"}
-_ADVERBS = set("now also still just then all both even never ever already again soon almost "
+_ADVERBS = set("now also still just then all both even never ever already again soon almost later "
                "only not".split())
 _ING_VERBS = set("swing bring sing fling sting cling spring string wring ring".split())
 _MODAL_VERBS = set("can could will would should may might must".split())

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-SUMMARIZER_VERSION = "story-v2"  # v2: compressed, named, no dangling pronoun; things
+SUMMARIZER_VERSION = "story-v3"  # v3: the campaign's known party; "You ..." told of the party
 LLM_SUMMARIZER_VERSION = "llm-summary-v2"  # v2: map over scenes of in-game lines, then reduce
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]")
@@ -67,7 +67,8 @@ LENGTH_EXPONENT = 0.7  # sentence weight / words ** this: dense lines over rambl
 WORDS_PER_POINT = 600
 SCENE_NAMES = 8
 SCENE_THINGS = 4  # the header's things; more reads as a tag list
-POINTS_PER_SCENE = 3  # fewer, fuller scenes read better than many one-line ones
+POINTS_PER_SCENE = 2  # about 8 scenes a 4-hour session, as the LLM path maps it; each
+# scene's header (its people, places and things) is what a reader scans for
 ADDRESSED_SENTENCES = 2  # the DM's answer to a player: its first sentences are about them
 EVENT_BONUS = 0.35
 MAX_DEEDS = 2  # per scene: the characters' own deeds, retold from their players' words
@@ -89,8 +90,10 @@ class Vocabulary:
                 counts[key] += 1
                 if k > 0 and word[0].isupper():
                     capital[key] += 1
-        self.names = {  # "The Rusty Anvil" names the Anvil, not "the"
-            _key(w) for n in names for w in _WORD.findall(n) if zipf(_key(w)) < 6.0}
+        self.names = {  # "The Rusty Anvil" names the Anvil, not "the"; "Vex'ahlia" is "Vex"
+            _key(f) for n in names for w in _WORD.findall(n) for f in _forms(w)
+            if zipf(_key(f)) < 6.0}
+        self.known = set(self.names)  # the campaign's and the party's names
         self.names |= {
             w for w, n in capital.items()
             if n >= 2 and n >= 0.8 * counts[w] and not w.startswith("i'") and zipf(w) < 4.0
@@ -114,6 +117,12 @@ class Vocabulary:
         return sum(self.weight[w] for w in words) / max(n, 1) ** LENGTH_EXPONENT
 
 
+def _forms(name: str) -> list[str]:
+    """A name and its short form: the DM calls Vex'ahlia "Vex"."""
+    short = re.split(r"['’]", name)[0]
+    return [name, short] if short != name and len(short) >= 3 else [name]
+
+
 def _key(word: str) -> str:
     return word.lower().replace("’", "'").removesuffix("'s")
 
@@ -125,12 +134,10 @@ DANGLING = re.compile(r"^(?:he|she|it|its|his|her|him|they|them|their|there)\b",
 
 def _pick_scene(
     scene: Scene, vocab: Vocabulary, per_scene: int, last: bool,
-    deeds: Sequence[StorySentence] = (),
+    deeds: Sequence[StorySentence] = (), first: bool = False,
 ) -> list[StorySentence]:
-    candidates = [
-        s for s in scene.narration
-        if usable(clean_sentence(s.text)) and not DANGLING.match(clean_sentence(s.text))
-    ]
+    cleaned = (replace(s, text=clean_sentence(s.text)) for s in scene.narration)
+    candidates = [s for s in cleaned if usable(s.text) and not DANGLING.match(s.text)]
     if not candidates:
         return []
     scored = {
@@ -138,11 +145,12 @@ def _pick_scene(
         for s in [*candidates, *deeds]
     }
     picks: list[StorySentence] = []
-    head = candidates[: max(3, len(candidates) // 6)]  # where the scene opens
-    opening = max(head, key=lambda s: scored[s.order] + (0.5 if "setting" in s.events else 0))
-    picks.append(opening)
+    if first:  # where the session opens; later scenes go on from there, and their header
+        # names the people and places (a forced opening was most often a long description)
+        head = candidates[: max(3, len(candidates) // 6)]
+        picks.append(max(head, key=lambda s: scored[s.order] + 0.5 * ("setting" in s.events)))
     if scene.fight:
-        outcomes = [s for s in candidates if "outcome" in s.events and s is not opening]
+        outcomes = [s for s in candidates if "outcome" in s.events and s not in picks]
         if outcomes:
             picks.append(outcomes[-1])
     if last:  # the cliffhanger: the strongest of the scene's closing lines
@@ -176,8 +184,10 @@ def scene_names(
         for k, word in enumerate(_WORD.findall(s.text)):
             key = _key(word)
             if (word[0].isupper() and not word.isupper() and key in vocab.names
-                    and not context.mentions_cast(word)):
-                counts[word.replace("’", "'").removesuffix("'s")] += 1 if k else 0.5
+                    and not context.mentions_cast(word)):  # an opening capital may be a word,
+                # not a known name's ("Vex, you ...")
+                known = key in vocab.known
+                counts[word.replace("’", "'").removesuffix("'s")] += 1 if k or known else 0.5
     return [w for w, n in counts.most_common(limit) if n >= 2]
 
 
@@ -240,15 +250,15 @@ def summarize_lines(
 ) -> SessionSummary:
     """The story summary of a session given as table lines (speaker, role, text).
 
-    `characters` maps player speaker labels to their characters' names (default: what
-    `cast.infer_characters` can tell from these lines); players' first-person deeds are
-    retold under the character's name, and a player without a character is never quoted.
+    `characters` maps player speaker labels to their characters' names as the campaign
+    already knows them (earlier sessions); what `cast.infer_characters` can tell from these
+    lines is added and wins (a player may have a new character). Players' first-person deeds
+    are retold under the character's name, and a player without a character is never quoted.
     """
     if not lines:
         raise ValueError("cannot summarize a session without lines")
     context = context or TableContext.from_lines(lines, world_names=world_names)
-    if characters is None:
-        characters = infer_characters(lines, context)
+    characters = known_party(characters, infer_characters(lines, context))
     classified = _name_the_addressed(classify_transcript(lines, context), lines, context,
                                      characters)
     deeds_of = _deeds(classified, lines, context, characters)
@@ -258,7 +268,9 @@ def summarize_lines(
     words = sum(len(t.split()) for t in story)
     if max_points is None:  # about one point per 600 words of narration, 8 to 24
         max_points = min(24, max(8, words // WORDS_PER_POINT))
-    n_scenes = max(2, round(max_points / POINTS_PER_SCENE))
+    # a short session (the 8-point floor) gets a few full scenes, not many one-line ones
+    n_scenes = max(2, round(min(max_points / POINTS_PER_SCENE,
+                                words / (POINTS_PER_SCENE * WORDS_PER_POINT))))
     scenes = split_scenes(classified, target_scenes=n_scenes)
     vocab = Vocabulary(story + [d.text for d in deeds_of.values()],
                        [*world_names, *characters.values()])
@@ -267,7 +279,8 @@ def summarize_lines(
     paragraphs: list[str] = []
     for scene in scenes:
         deeds = [deeds_of[s.order] for s in scene.sentences if s.order in deeds_of]
-        picks = _pick_scene(scene, vocab, per_scene, last=scene is scenes[-1], deeds=deeds)
+        picks = _pick_scene(scene, vocab, per_scene, last=scene is scenes[-1], deeds=deeds,
+                            first=scene is scenes[0])
         sentences = [_finish(clean_sentence(s.text)) for s in picks]
         if sentences:
             key_points += sentences
@@ -285,16 +298,27 @@ def summarize_lines(
     )
 
 
+def known_party(
+    campaign: Mapping[str, str] | None, session: Mapping[str, str]
+) -> dict[str, str]:
+    """Who plays whom for one session: the campaign's mapping from earlier sessions, with what
+    this session's own lines tell on top. Why: a table states it once (introductions in the
+    first session) and seldom again; on CRD3 the session alone maps one player in five of
+    eight episodes, so most of the DM's "you" could not be told about a character."""
+    return {**(campaign or {}), **session}
+
+
 def _name_the_addressed(
     classified: list[ClassifiedSentence], lines: Sequence[TableLine], context: TableContext,
     characters: Mapping[str, str],
 ) -> list[ClassifiedSentence]:
     """The DM's first sentences in answer to one player, "You pull the lever.", told about
-    that player's character ("Grog pulls the lever."), and any "Vex, you ..." told about the
-    named: the story's terms, not the table's."""
+    that player's character ("Grog pulls the lever."), any "Vex, you ..." told about the
+    named, and the DM's "You ..." to the whole table about the party: the story's terms, not
+    the table's (a written story has no "you")."""
     out: list[ClassifiedSentence] = []
     position = 0
-    known = set(characters.values())
+    known = {f for name in characters.values() for f in _forms(name)}
 
     def is_character(word: str) -> bool:  # a name the DM calls a character by, not a player
         return not context.mentions_cast(word) and (word in known or zipf(word) < 3.0)
@@ -305,9 +329,12 @@ def _name_the_addressed(
         name = characters.get(lines[i - 1].speaker) if i > 0 else None
         if c.kind is TalkKind.NARRATION:
             retold = retell_vocative(c.text, is_character)
-            if (not retold and name and position < ADDRESSED_SENTENCES
-                    and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role)):
+            answering = (i > 0 and position < ADDRESSED_SENTENCES
+                         and not context.is_dm(lines[i - 1].speaker, lines[i - 1].role))
+            if not retold and name and answering:
                 retold = retell_address(c.text, name)
+            if not retold and not answering:
+                retold = retell_address(c.text, "The party")  # the DM telling the table
             if retold:
                 c = replace(c, text=retold)
         out.append(c)
@@ -426,8 +453,7 @@ def summarize_session_llm(
     session_id = session_id or chunks[0].session_id
     lines = lines_from_chunks(chunks, dm_names)
     context = TableContext.from_lines(lines, dm_speakers=dm_names, world_names=world_names)
-    if characters is None:
-        characters = infer_characters(lines, context)
+    characters = known_party(characters, infer_characters(lines, context))
     classified = classify_transcript(lines, context)
     scenes = split_scenes(classified, target_scenes=target_scenes)
     partials: list[dict] = []

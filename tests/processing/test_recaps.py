@@ -92,3 +92,11 @@ def test_recap_reads_aloud_without_leaning_on_what_it_left_out() -> None:
     assert "Lady Vexmira invites them" in body  # a title keeps its capital
     assert "The next morning they climb the hill" in body  # its own transition
     assert "When we left them, our heroes head up the stairs into the barracks" in body
+
+
+def test_you_before_a_verb_is_a_subject_even_after_a_plural() -> None:
+    from glyphoxa_pipelines.processing.recaps import third_person
+
+    assert third_person("The goblin corpses you come across have a wound.") == (
+        "The goblin corpses they come across have a wound.")
+    assert third_person("The guard hands you a sword.") == "The guard hands them a sword."

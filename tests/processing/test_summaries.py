@@ -50,10 +50,13 @@ def test_extractive_summary_prefers_story_over_table_talk() -> None:
     joined = " ".join(summary.key_points)
     for needle in ["Thornwall", "betrayed", "decides to travel", "discover a letter"]:
         assert needle in joined
+    # the DM's "you" to the whole table is told about the party: a written story has no "you"
+    assert "The party arrives at the gates of Thornwall" in joined
     for chatter in ["d20", "snack", "initiative", "points of damage"]:
         assert chatter not in joined
     # chronological: each point comes from a later scene than the one before
-    order = [next(i for i, s in enumerate(SCENES) if p in s) for p in summary.key_points]
+    tails = [" ".join(p.rstrip(".").split()[-3:]) for p in summary.key_points]
+    order = [next(i for i, s in enumerate(SCENES) if t in s) for t in tails]
     assert order == sorted(order)
     assert all(p in summary.summary for p in summary.key_points)
     assert summary.method == SUMMARIZER_VERSION
@@ -225,3 +228,50 @@ def test_demo_session_story_names_who_did_what() -> None:
     recap = recap_from_summary(summary, campaign_name="The Shattered Crown").text
     assert "forged it himself" not in recap and "Grimjaw hands Brannoc" in recap
     assert "When we left them," in recap
+
+
+def test_trailing_colour_goes_and_names_stay() -> None:
+    from glyphoxa_pipelines.processing.prose import trim_trailing_detail
+
+    assert trim_trailing_detail(
+        "You walk across the bridge toward the far cavern, keeping grip on both rails, "
+        "feeling it rock to and fro.") == "You walk across the bridge toward the far cavern."
+    assert trim_trailing_detail(  # a phrase that names someone says who: kept
+        "The troll lunges across the bridge at you, dragging Kima behind it.").endswith(
+        "dragging Kima behind it.")
+    assert trim_trailing_detail(  # "the king" is no participle; too short a clause stays whole
+        "The hall falls silent, waiting.") == "The hall falls silent, waiting."
+    assert trim_trailing_detail("He bows to the king, the morning light behind.") == (
+        "He bows to the king, the morning light behind.")
+
+
+def test_a_leading_clause_of_time_goes_unless_it_names_someone() -> None:
+    from glyphoxa_pipelines.processing.prose import trim_leading_clause
+
+    assert trim_leading_clause("As the hood falls back, you see a smooth purple head.") == (
+        "You see a smooth purple head.")
+    assert trim_leading_clause("As Kima falls back, the troll roars in triumph.") == (
+        "As Kima falls back, the troll roars in triumph.")
+    assert trim_leading_clause("When it ends, you rest.") == "When it ends, you rest."
+
+
+def test_table_voice_gestures_and_subjectless_openings_are_refused() -> None:
+    from glyphoxa_pipelines.processing.prose import clean_sentence, usable
+
+    assert clean_sentence("Vex recalls that Lady Kima was, specifically, a paladin of Bahamut.") == (
+        "Vex recalls that Lady Kima was a paladin of Bahamut.")
+    for bad in ["Lifeless, pull the blade from the maw, mind flayer down.",
+                "You, see in the distance, a small light moving back toward the camp.",
+                "The party has killed a crap ton of duergar in the tunnels.",
+                "You also note, Vex, that the goblin corpses you come across have a wound.",
+                "You slam into it, your horn gores, you can see you slam it into the side."]:
+        assert not usable(clean_sentence(bad)), bad
+    assert usable(clean_sentence("Suddenly, through the far door comes a massive cave troll."))
+
+
+def test_a_misplaced_comma_keeps_the_leading_clause() -> None:
+    from glyphoxa_pipelines.processing.prose import clean_sentence, trim_leading_clause, usable
+
+    said = "As you let it, go it bursts into flames arcing halfway through the air."
+    assert trim_leading_clause(said) == said  # "go it bursts ..." would stand alone broken
+    assert not usable(clean_sentence("At first, let me go over a couple of things for tonight."))

@@ -83,3 +83,12 @@ def test_verbs() -> None:
 ])
 def test_the_dm_naming_whom_you_means(said: str, retold: str | None) -> None:
     assert retell_vocative(said, lambda name: name != "Sam") == retold
+
+
+def test_the_campaigns_party_fills_in_and_the_session_wins() -> None:
+    from glyphoxa_pipelines.processing.summaries import known_party
+
+    campaign = {"LAURA": "Vex'ahlia", "TRAVIS": "Grog"}
+    session = {"LAURA": "Vex", "SAM": "Scanlan"}
+    assert known_party(campaign, session) == {"LAURA": "Vex", "TRAVIS": "Grog", "SAM": "Scanlan"}
+    assert known_party(None, session) == session
