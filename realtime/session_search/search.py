@@ -18,7 +18,13 @@ import numpy as np
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime.session_search.config import SESSION_SEARCH, SearchConfig
 from realtime.session_search.fusion import rrf
-from realtime.session_search.legs import Filters, SearchHost, fetch_turns, fulltext_leg, vector_leg
+from realtime.session_search.legs import (
+    Filters,
+    SearchHost,
+    fetch_scene_turns,
+    fulltext_leg,
+    vector_leg,
+)
 from realtime.session_search.outcome import Candidates, Fused, SearchOutcome, TextLeg
 from realtime.session_search.packing import passages
 from realtime.tools.args import SearchSessionsArgs
@@ -72,7 +78,7 @@ async def fetch_candidates(
                       before=args.before, listener=listener)
     hits, vec, text_leg = await hybrid(host, campaign_id, args.query, args.top_k, filters,
                                        config)
-    turns = await fetch_turns(host, hits, vec)
+    turns = await fetch_scene_turns(host, hits, vec, listener, config)
     return Candidates(hits, turns, text_leg)
 
 
