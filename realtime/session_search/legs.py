@@ -95,10 +95,9 @@ async def fetch_scene_turns(
     if config.scene_windows <= 0 or config.scene_tokens <= 0:
         return await plain
     model = host.embedder.model_id if vector is not None else None
-    # Turns are a few tokens at the least: fetch enough rows for the token budget.
-    most = max(1, config.scene_tokens // 4)
     best = [h.chunk.id for h, _, _ in hits[: config.scene_windows]]
     turns, around = await asyncio.gather(plain, host.run(
-        scene_turns_op(best, most, listener=listener, query_vector=vector, model=model),
+        scene_turns_op(best, config.scene_tokens, listener=listener, query_vector=vector,
+                       model=model),
         transaction=False))
     return widen(turns, around, config.scene_tokens)

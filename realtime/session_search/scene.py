@@ -31,16 +31,18 @@ SCENE_MARK = "scene"
 
 def scene_turns_op(
     chunk_ids: Sequence[str],
-    most: int,
+    tokens: int,
     *,
     listener: str | None = None,
     query_vector: np.ndarray | None = None,
     model: str | None = None,
 ) -> Op[dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]]:
-    """Up to `most` turns of each chunk's session just before its first turn and just after
-    its last (the listener's only), each with its cosine to `query_vector` under `model`
-    (None without a stored vector), nearest first: chunk id -> (before, after)."""
-    if not chunk_ids or most <= 0:
+    """The turns of each chunk's session just before its first turn and just after its last
+    (the listener's only), as many as fit in `tokens` on each side (the nearest always; the
+    cost `within_tokens` counts), each with its cosine to `query_vector` under `model` (None
+    without a stored vector), nearest first: chunk id -> (before, after). The budget is cut in
+    the statement, so only the turns kept are compared with the query."""
+    if not chunk_ids or tokens <= 0:
         return {}
     if query_vector is not None and model is not None:
         similarity = sql.SQL(
@@ -51,13 +53,23 @@ def scene_turns_op(
     else:
         similarity = sql.SQL("NULL::float8")
         extra = {}
+    # Rows read per side before the budget is summed: a turn costs at least 2 (its line).
+    most = max(1, tokens // 2)
     side = sql.SQL(
         """(SELECT {dir} AS side, e.id, e.speaker_name, e.speaker_id, e.text, e.spoken_at,
                    {sim} AS similarity
-            FROM session_entries e
-            WHERE e.session_id = c.session_id AND e.spoken_at {cmp_eq} {edge}.spoken_at
-              AND (e.spoken_at, e.id) {cmp} ({edge}.spoken_at, {edge}.id) AND {visible}
-            ORDER BY e.spoken_at {order}, e.id {order} LIMIT %(most)s)""")
+            FROM (SELECT n.*, row_number() OVER w AS k,
+                         sum((length(n.text) + 3) / 4 + 1) OVER w AS upto
+                  FROM (SELECT e.id, e.campaign_id, e.speaker_name, e.speaker_id, e.text,
+                               e.spoken_at
+                        FROM session_entries e
+                        WHERE e.session_id = c.session_id
+                          AND e.spoken_at {cmp_eq} {edge}.spoken_at
+                          AND (e.spoken_at, e.id) {cmp} ({edge}.spoken_at, {edge}.id)
+                          AND {visible}
+                        ORDER BY e.spoken_at {order}, e.id {order} LIMIT %(most)s) n
+                  WINDOW w AS (ORDER BY n.spoken_at {order}, n.id {order})) e
+            WHERE e.k = 1 OR e.upto <= %(tokens)s)""")
     visible = dialogue_visible("e")
     before = side.format(dir=sql.Literal("before"), sim=similarity, cmp_eq=sql.SQL("<="),
                          cmp=sql.SQL("<"), edge=sql.Identifier("f"), visible=visible,
@@ -72,7 +84,7 @@ def scene_turns_op(
            JOIN session_entries l ON l.id = c.last_entry_id
            CROSS JOIN LATERAL ({before} UNION ALL {after}) t
            WHERE c.id = ANY(%(ids)s)""").format(before=before, after=after)
-    rows = yield fetch_all(query, {"ids": list(chunk_ids), "most": most,
+    rows = yield fetch_all(query, {"ids": list(chunk_ids), "most": most, "tokens": tokens,
                                    "listener": listener, **extra})
     out: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         cid: ([], []) for cid in chunk_ids}
@@ -80,7 +92,7 @@ def scene_turns_op(
         if r["similarity"] is not None:
             r["similarity"] = float(r["similarity"])
         out[r.pop("chunk_id")][0 if r.pop("side") == "before" else 1].append(r)
-    for before_rows, after_rows in out.values():  # nearest first, as the statement ordered
+    for before_rows, after_rows in out.values():  # nearest first
         before_rows.sort(key=lambda r: (r["spoken_at"], r["id"]), reverse=True)
         after_rows.sort(key=lambda r: (r["spoken_at"], r["id"]))
     return out

@@ -72,8 +72,8 @@ async def fetch_candidates(
     host: SearchHost, args: SearchSessionsArgs, campaign_id: str,
     config: SearchConfig = SESSION_SEARCH, listener: str | None = None,
 ) -> Candidates:
-    """Fused chunk windows and their turns, each turn with its cosine to the query; only
-    what `listener` may recall (None: everything)."""
+    """Fused chunk windows and their turns (the best windows widened into their scene), each
+    turn with its cosine to the query; only what `listener` may recall (None: everything)."""
     filters = Filters(session_id=args.session_id, speaker=args.speaker, after=args.after,
                       before=args.before, listener=listener)
     hits, vec, text_leg = await hybrid(host, campaign_id, args.query, args.top_k, filters,

@@ -58,10 +58,11 @@ async def test_scene_turns_are_the_session_neighbours_and_only_what_the_listener
         "SELECT c.id, c.session_id, c.first_entry_id, c.last_entry_id FROM chunks c"
         " WHERE c.campaign_id = %s ORDER BY c.session_id, c.seq", (rt_seed.campaign_id,)))
     lines = await svc.run(_rows(
-        "SELECT id, session_id FROM session_entries WHERE campaign_id = %s"
+        "SELECT id, session_id, text FROM session_entries WHERE campaign_id = %s"
         " ORDER BY session_id, spoken_at, id", (rt_seed.campaign_id,)))
     order = [r["id"] for r in lines]
     session_of = {r["id"]: r["session_id"] for r in lines}
+    text = {r["id"]: r["text"] for r in lines}
 
     def around(c: dict) -> tuple[list[int], list[int]]:
         """The chunk's session's turns before it (nearest first) and after it."""
@@ -74,11 +75,17 @@ async def test_scene_turns_are_the_session_neighbours_and_only_what_the_listener
     pick = next(c for c in chunks if all(around(c)))
     want_before, want_after = around(pick)
     vec = await svc.embedder.embed("the tunnels")
-    got = await svc.run(scene.scene_turns_op([pick["id"]], 2, query_vector=vec,
+    # A budget of two turns each side (the statement sums the same costs `within_tokens` does).
+    budget = {side: sum(estimate_tokens(text[i]) + 1 for i in ids[:2])
+              for side, ids in (("before", want_before), ("after", want_after))}
+    got = await svc.run(scene.scene_turns_op([pick["id"]], budget["before"], query_vector=vec,
                                              model=svc.embedder.model_id))
     before, after = got[pick["id"]]
     assert [r["id"] for r in before] == want_before[:2]  # nearest first
-    assert [r["id"] for r in after] == want_after[:2]
+    if budget["after"] <= budget["before"]:
+        assert [r["id"] for r in after][:2] == want_after[:2]
+    got_after = await svc.run(scene.scene_turns_op([pick["id"]], budget["after"]))
+    assert [r["id"] for r in got_after[pick["id"]][1]] == want_after[:2]
     assert all(isinstance(r["similarity"], float) for r in before + after)
     # The line just before the window was heard by another NPC only.
     await svc.run(_run("UPDATE session_entries SET witnesses = ARRAY['npc-other']"
@@ -86,7 +93,8 @@ async def test_scene_turns_are_the_session_neighbours_and_only_what_the_listener
     heard = want_before[1] if len(want_before) > 1 else None
     for listener, first in (("npc-me", heard), ("npc-other", want_before[0]),
                             (None, want_before[0])):
-        got = await svc.run(scene.scene_turns_op([pick["id"]], 2, listener=listener))
+        got = await svc.run(scene.scene_turns_op([pick["id"]], budget["before"],
+                                                 listener=listener))
         nearest = got[pick["id"]][0]
         assert (nearest[0]["id"] if nearest else None) == first, listener
         assert all(r["similarity"] is None for r in nearest)  # no query vector given
