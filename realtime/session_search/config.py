@@ -27,7 +27,7 @@ class SearchConfig:
     # The best `scene_windows` fused windows widened by up to `scene_tokens` of the turns
     # just before and after each (`scene.py`): on real play an event's turns run past the
     # window that matches it. 0 switches widening off.
-    scene_windows: int = 10
+    scene_windows: int = 5
     scene_tokens: int = 100
     # HNSW candidate list of the vector leg (at least twice the neighbours asked), set for
     # that one statement: enough recall for a turn re-ranker, cheaper than the pool's 200.
