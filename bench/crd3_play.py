@@ -193,7 +193,7 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     from realtime import tools as tl
     from realtime.hot_context import estimate_tokens
     from realtime.service import MemoryService
-    from realtime.session_search import CITATION_TOKENS
+    from realtime.session_search import CITATION_TOKENS, RECIPES
     from realtime.tools import ToolScope
 
     episodes = load_episodes(folder, args.episodes)
@@ -205,7 +205,7 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     db = Database(url, max_size=4).open()
     pipeline = PipelineServices(db=db, settings=settings, embedder_factory=lambda: embedder)
     svc = MemoryService(url, settings=settings, embedder=embedder, spool_dir=home / "spool",
-                        prefetch_wait_ms=2000, db_timeout_s=60.0)
+                        prefetch_wait_ms=2000, search=RECIPES[args.recipe], db_timeout_s=60.0)
     await svc.open(warm_embedder=False)
     cid = "crd3-c1"
     t0 = time.perf_counter()
@@ -275,6 +275,7 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             embedded.stop(settings.pgdata)
     return {"bench": "crd3_play", "episodes": len(episodes), "questions": len(rows),
             "gold_turns": GOLD_TURNS, "budget_tokens": BUDGET_TOKENS, "top_k": args.top_k,
+            "recipe": args.recipe,
             "side_by_side": summarize(rows), "seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -296,6 +297,8 @@ def _reuse_op(cid: str) -> Any:
 
 
 def main() -> None:
+    from realtime.session_search.config import RECIPES
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--episodes", type=int, default=8, help="the first N episodes")
@@ -308,6 +311,9 @@ def main() -> None:
                     help="GLYPHOXA_HOME (default: temporary); a second run reuses its campaign")
     ap.add_argument("--dump-candidates", type=Path, default=None,
                     help="write each question's candidate windows, turns and gold (.pkl)")
+    ap.add_argument("--recipe", default="session_search",
+                    choices=sorted(RECIPES),
+                    help="session search recipe the tool runs (realtime/session_search/config.py)")
     args = ap.parse_args()
     folder = args.data / "crd3" / "cleaned"
     if not folder.is_dir():

@@ -445,6 +445,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
 
 
 def main() -> None:
+    from realtime.session_search.config import RECIPES
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     ap.add_argument("--limit", "--conversations", dest="limit", type=int, default=0,
@@ -460,7 +462,7 @@ def main() -> None:
     ap.add_argument("--no-prefetch", action="store_true",
                     help="skip the pre-fetch hit rate (the slowest part of a run)")
     ap.add_argument("--recipe", default="session_search",
-                    choices=["session_search", "vector_only", "fulltext_only"],
+                    choices=sorted(RECIPES),
                     help="session search recipe the tool runs (realtime/session_search/config.py)")
     args = ap.parse_args()
     data_file = args.data / "locomo" / "locomo10.json"

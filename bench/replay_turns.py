@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from realtime.question_time import in_named_period, named_periods  # noqa: E402
 from realtime.session_search import candidate_turns, passages  # noqa: E402
+from realtime.session_search.scene import SCENE_MARK, within_tokens  # noqa: E402
 from realtime.turn_ranking import (  # noqa: E402
     TURN_BIAS,
     TURN_WEIGHTS,
@@ -149,6 +150,26 @@ EXTRAS: dict[str, Extra] = {
 }
 
 
+def narrower_scene(q: dict[str, Any], windows: int, tokens: int) -> dict[str, Any]:
+    """`q` as if searched with `scene_windows` = `windows` and `scene_tokens` = `tokens`
+    (at most what its dump's recipe held): widened turns dropped from the other windows and
+    trimmed to `tokens` on either side (nearest first)."""
+    keep = {h.chunk.id for h, _s, _m in q["hits"][:windows]}
+    turns = {}
+    for cid, rows in q["turns"].items():
+        own = [i for i, r in enumerate(rows) if not r.get(SCENE_MARK)]
+        if not own:
+            turns[cid] = rows
+            continue
+        lead, body, tail = rows[: own[0]], rows[own[0]: own[-1] + 1], rows[own[-1] + 1:]
+        if cid not in keep:
+            turns[cid] = body
+            continue
+        turns[cid] = (within_tokens(lead[::-1], tokens)[::-1] + body
+                      + within_tokens(tail, tokens))
+    return q | {"turns": turns}
+
+
 def features(q: dict[str, Any], extras: list[str]) -> tuple[list[int], np.ndarray, Any]:
     rows, origin, links, whole = candidate_turns(q["hits"], q["turns"])
     base = turn_features(rows, origin, links, q["question"])
@@ -190,6 +211,12 @@ def main() -> None:
                     help="neighbour lifts to compare, e.g. 0,1 (`turn_ranking.lift_neighbours`)")
     ap.add_argument("--split", type=int, default=5,
                     help="conversations below it are one half, the rest the other")
+    ap.add_argument("--windows", type=int, default=0,
+                    help="replay only the best N x top_k fused windows of each question (a dump "
+                         "taken with the wide_candidates recipe replayed narrower; 0: all)")
+    ap.add_argument("--scene", default="",
+                    help="WINDOWS,TOKENS: replay a dump taken with the scene_probe recipe as if "
+                         "widened less (0,0: not at all; `session_search/scene.py`)")
     ap.add_argument("--fit-set", default="",
                     help="conversations fitted on, e.g. 0-4,10-13 (the rest held out): for a "
                          "merged dump of several data sets; overrides --split")
@@ -206,13 +233,19 @@ def main() -> None:
         if e not in EXTRAS:
             sys.exit(f"unknown extra feature {e!r}; known: {', '.join(EXTRAS)}")
     qs = pickle.loads(args.data.read_bytes())
+    if args.windows:
+        qs = [q | {"hits": q["hits"][: args.windows * q["top_k"]]} for q in qs]
+    if args.scene:
+        sw, st = (int(v) for v in args.scene.split(","))
+        qs = [narrower_scene(q, sw, st) for q in qs]
     prepared = []
     for q in qs:
         ids, X, (_rows, _origin, links) = features(q, extras)
         gold = set(q["gold"])
         prepared.append((q, ids, X, np.array([i in gold for i in ids], dtype=np.int8), links))
     current = np.array(list(TURN_WEIGHTS.values()))
-    out: dict[str, Any] = {"questions": len(qs), "extras": extras}
+    out: dict[str, Any] = {"questions": len(qs), "extras": extras, "windows": args.windows,
+                           "scene": args.scene}
     for half, convs in halves.items():
         test = [p for p in prepared if p[0]["conversation"] in convs]
         train = [p for p in prepared if p[0]["conversation"] not in convs]

@@ -2,6 +2,7 @@
 retrieval, then turn-level packing into a token budget.
 
 `config` (settings as data, named recipes), `legs` (vector, full-text, turn fetch),
+`scene` (the best windows widened by the turns around them),
 `fulltext` (the full-text leg, bounded by the words it ranks), `fusion` (reciprocal rank),
 `packing` (turns into results), `search` (the legs in order), `outcome` (what a search
 measured, for its caller to count). Which turns matter is decided in

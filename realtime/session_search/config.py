@@ -24,6 +24,11 @@ class SearchConfig:
     min_candidates: int = 15
     # Fused windows whose turns compete, per result asked: more windows only cost time.
     windows_per_result: int = 2
+    # The best `scene_windows` fused windows widened by up to `scene_tokens` of the turns
+    # just before and after each (`scene.py`): on real play an event's turns run past the
+    # window that matches it. 0 switches widening off.
+    scene_windows: int = 5
+    scene_tokens: int = 100
     # HNSW candidate list of the vector leg (at least twice the neighbours asked), set for
     # that one statement: enough recall for a turn re-ranker, cheaper than the pool's 200.
     hnsw_ef_search: int = 64
@@ -54,10 +59,18 @@ PREFETCH_SEARCH = replace(SESSION_SEARCH, top_k=6, max_tokens=400)
 # Bench variants: one leg alone.
 VECTOR_ONLY = replace(SESSION_SEARCH, fusion_weights=(1.0, 0.0))
 FULLTEXT_ONLY = replace(SESSION_SEARCH, fusion_weights=(0.0, 1.0))
+# Bench variant: twice the windows from longer legs, so one dump can be replayed at any
+# narrower width (`bench/replay_turns.py --windows`) to see what reach buys.
+WIDE_CANDIDATES = replace(SESSION_SEARCH, candidates_per_result=5, windows_per_result=4)
+# Bench variant: the most scene widening a dump holds, replayed narrower by
+# `bench/replay_turns.py --scene WINDOWS,TOKENS`.
+SCENE_PROBE = replace(SESSION_SEARCH, scene_windows=40, scene_tokens=300)
 
 RECIPES: dict[str, SearchConfig] = {
     "session_search": SESSION_SEARCH,
     "prefetch": PREFETCH_SEARCH,
     "vector_only": VECTOR_ONLY,
     "fulltext_only": FULLTEXT_ONLY,
+    "wide_candidates": WIDE_CANDIDATES,
+    "scene_probe": SCENE_PROBE,
 }

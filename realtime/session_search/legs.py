@@ -6,6 +6,7 @@ turn fetch (every turn of the chosen windows, with its cosine to the query). Fus
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any, Protocol, TypedDict
 
@@ -20,6 +21,7 @@ from realtime import fact_search as fs
 from realtime.session_search.config import SearchConfig
 from realtime.session_search.fulltext import fulltext_op
 from realtime.session_search.outcome import Fused
+from realtime.session_search.scene import scene_turns_op, widen
 
 
 class SearchHost(Protocol):
@@ -80,3 +82,22 @@ async def fetch_turns(
                           model=host.embedder.model_id if vector is not None else None),
         transaction=False,
     )
+
+
+async def fetch_scene_turns(
+    host: SearchHost, hits: list[Fused], vector: np.ndarray | None, listener: str | None,
+    config: SearchConfig,
+) -> dict[str, list[dict[str, Any]]]:
+    """The turns of each fused window (`fetch_turns`), the best `config.scene_windows`
+    widened by up to `config.scene_tokens` of their scene on either side (`scene.py`), both
+    statements at once."""
+    plain = fetch_turns(host, hits, vector)
+    if config.scene_windows <= 0 or config.scene_tokens <= 0:
+        return await plain
+    model = host.embedder.model_id if vector is not None else None
+    best = [h.chunk.id for h, _, _ in hits[: config.scene_windows]]
+    turns, around = await asyncio.gather(plain, host.run(
+        scene_turns_op(best, config.scene_tokens, listener=listener, query_vector=vector,
+                       model=model),
+        transaction=False))
+    return widen(turns, around, config.scene_tokens)

@@ -18,7 +18,13 @@ import numpy as np
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime.session_search.config import SESSION_SEARCH, SearchConfig
 from realtime.session_search.fusion import rrf
-from realtime.session_search.legs import Filters, SearchHost, fetch_turns, fulltext_leg, vector_leg
+from realtime.session_search.legs import (
+    Filters,
+    SearchHost,
+    fetch_scene_turns,
+    fulltext_leg,
+    vector_leg,
+)
 from realtime.session_search.outcome import Candidates, Fused, SearchOutcome, TextLeg
 from realtime.session_search.packing import passages
 from realtime.tools.args import SearchSessionsArgs
@@ -66,13 +72,13 @@ async def fetch_candidates(
     host: SearchHost, args: SearchSessionsArgs, campaign_id: str,
     config: SearchConfig = SESSION_SEARCH, listener: str | None = None,
 ) -> Candidates:
-    """Fused chunk windows and their turns, each turn with its cosine to the query; only
-    what `listener` may recall (None: everything)."""
+    """Fused chunk windows and their turns (the best windows widened into their scene), each
+    turn with its cosine to the query; only what `listener` may recall (None: everything)."""
     filters = Filters(session_id=args.session_id, speaker=args.speaker, after=args.after,
                       before=args.before, listener=listener)
     hits, vec, text_leg = await hybrid(host, campaign_id, args.query, args.top_k, filters,
                                        config)
-    turns = await fetch_turns(host, hits, vec)
+    turns = await fetch_scene_turns(host, hits, vec, listener, config)
     return Candidates(hits, turns, text_leg)
 
 
