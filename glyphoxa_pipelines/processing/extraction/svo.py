@@ -78,6 +78,10 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("distrusts", False) for v in words("distrust")},
     ("visit", ""): ("travelled_to", False),
     ("accompany", ""): ("travelled_with", False),
+    # the DM's second person moves the party: "you make your way to X", "you all make it into
+    # X" (`_motion`), "you descend into X", "you head towards X"
+    **{(v, p): ("travelled_to", False) for v in words("travel head descend climb")
+       for p in ("toward", "towards", "into", "to")},
 }
 SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types, target types)
     "travelled_to": ({"npc", "player", "creature", "faction"}, {"location"}),
@@ -97,6 +101,7 @@ SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types
     "distrusts": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
     "travelled_with": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
     "quest_giver": ({"npc", "faction"}, {"npc", "player", "faction"}),
+    "allied_with": ({"npc", "player", "creature", "faction"}, {"faction"}),
 }
 # a verb outside the table is still a fact a DM reads ("Trinket nuzzles Grog", "Scanlan
 # sings for Clarota"), but what it means is the verb's own: it goes to review
@@ -237,6 +242,9 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
             subjects += [(t, False) for t in _with_conjuncts(child)]
         elif child.dep_ == "nsubjpass":
             subjects += [(t, True) for t in _with_conjuncts(child)]
+        elif child.dep_ == "dobj" and child.lower_ == "way":  # "make your way to X"
+            objects += [(pobj, prep.lower_) for prep in child.children if prep.dep_ == "prep"
+                        for pobj in prep.children if pobj.dep_ == "pobj"]
         elif child.dep_ in ("dobj", "dative") and child.pos_ != "ADP":
             objects += [(t, "") for t in _with_conjuncts(child)]
         elif child.dep_ in ("prep", "dative", "agent"):
@@ -280,6 +288,44 @@ def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
     )
 
 
+_GIVING = frozenset(words("give hand"))
+_PERSONS = frozenset({"npc", "player", "faction"})
+
+
+def _motion(verb: Token) -> str:
+    """The verb a sentence moves by: "you make your way to X" and "you make it into X" are
+    travel; "make a deal with X" is not (its object is neither "way" nor "it")."""
+    lemma = verb.lemma_.lower()
+    if lemma == "make" and any(
+        c.dep_ == "dobj" and c.lower_ in ("way", "it") for c in verb.children
+    ):
+        return "travel"
+    return lemma
+
+
+def _received(
+    verb: Token, spans: list[tuple[int, int, str]], speakers: Speakers,
+    entities: dict[str, Entity],
+) -> list[tuple[str, str, str | None]]:
+    """(receiver, named item, how "you" was read) of a handing over: "Kima gives you the
+    Broken Howl", "hands Bad News to Percy". A gift names a thing (`_given`); its receiver
+    owns it. "Gives you a nod" names none, "gives it to you" leaves it unnamed."""
+    if verb.lemma_.lower() not in _GIVING:
+        return []
+    things = [eid for c in verb.children if c.dep_ == "dobj"
+              for t in _with_conjuncts(c) if (eid := _mention_at(t, spans))
+              and entities[eid].type == "item"]
+    receivers = [c for c in verb.children if c.dep_ == "dative" and c.pos_ != "ADP"]
+    receivers += [p for c in verb.children if c.dep_ in ("dative", "prep")
+                  and c.lower_ == "to" for p in c.children if p.dep_ == "pobj"]
+    out = []
+    for r in receivers:
+        who, coref = _referent(r, spans, speakers)
+        if who is not None and entities[who].type in _PERSONS:
+            out += [(who, thing, coref) for thing in things]
+    return out
+
+
 def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
               target: Entity) -> tuple[str, str] | None:
     """(relation type, how it was read: "table" or "custom") of a verb between two entities,
@@ -311,7 +357,14 @@ def svo_facts(
             continue
         if _hypothetical(verb):
             continue
-        lemma = verb.lemma_.lower()
+        lemma = _motion(verb)
+        for who, thing, coref in _received(verb, spans, speakers, entities):
+            out.append(Fact(
+                who, thing, "owns",
+                round(base_confidence(s) - COREFERENCE_PENALTY.get(coref or "", 0.0), 3),
+                "stated", s.text, s.entry,
+                {"verb": verb.text.lower(), "method": "dependency", "gift": True}
+                | ({"coreference": coref} if coref else {})))
         subjects, objects = _arguments(verb)
         for subj, passive in subjects:
             if _referent(subj, spans, speakers)[0] is None:
@@ -337,6 +390,8 @@ def svo_facts(
                 if found is None:
                     continue
                 rel_type, how = found
+                if rel_type == "member_of" and entities[b].attributes.get("party") is True:
+                    rel_type = "allied_with"  # "Clarota joins you (all)": at the party's side
                 if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):
                     continue  # a verb outside the table is read only in the DM's narration
                 if rel_type == "gave_to" and not _given(verb, spans):
