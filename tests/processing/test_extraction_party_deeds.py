@@ -63,3 +63,17 @@ def test_the_party_fights_and_kills() -> None:
              ("MATT", "You all kill Murghol.")]
     found = facts(extract_knowledge(entries(lines), [*WORLD, world_foe]))
     assert ("vox", "fought", "murghol") in found and ("vox", "killed", "murghol") in found
+
+
+def test_the_party_the_dm_names_in_narration_is_the_marked_party() -> None:
+    found = read("So the party travelled into Emberhold at dawn.")
+    fact = found[("vox", "travelled_to", "emberhold")]
+    assert fact.attributes["coreference"] == "the_party" and fact.status == "canon"
+
+
+def test_a_party_at_a_place_or_the_partys_thing_is_not_the_party() -> None:
+    found = read("A party travelled into Emberhold at dawn.",
+                 "The party's wagon travelled into Emberhold.")
+    assert not [k for k in found if k[0] == "vox"]
+    no_party = [*CALLS, ("LAURA", "Okay."), ("MATT", "So the party travelled into Emberhold.")]
+    assert not facts(extract_knowledge(entries(no_party), GRAPH))

@@ -122,6 +122,7 @@ THIRD_PERSON = frozenset(words("he him she her"))
 # party are weaker, always below the default review threshold (0.7)
 COREFERENCE_PENALTY = {
     "speaker": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25, "party": 0.25,
+    "the_party": 0.1,  # the DM says "the party": the referent is named, only the word's sense
 }
 
 
@@ -133,10 +134,12 @@ class Speakers:
     you: str | None = None
     third: str | None = None  # "he" / "she": the one person the narration is following
     you_reading: str = "speaker"  # how `you` was read (`addressee`: vocative, party, reply)
+    party: str | None = None  # the DM's "the party" in narration: the entity marked `party`
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
-        return (self.me is not None) + (self.you is not None) + (self.third is not None)
+        return ((self.me is not None) + (self.you is not None) + (self.third is not None)
+                + (self.party is not None))
 
 
 def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
@@ -197,7 +200,19 @@ def _referent(
         return speakers.you, speakers.you_reading
     if low in THIRD_PERSON and speakers.third:
         return speakers.third, "narration"
+    if speakers.party and _the_party(token):
+        return speakers.party, "the_party"
     return None, None
+
+
+def _the_party(token: Token) -> bool:
+    """The DM's "the party" as a doer or object: the company, not "a party at the manor" (no
+    definite article) nor "the party's wagon" (a possessive names another thing)."""
+    if token.lemma_.lower() != "party" or token.pos_ != "NOUN":
+        return False
+    if any(c.dep_ == "case" for c in token.children):
+        return False
+    return any(c.dep_ == "det" and c.lower_ == "the" for c in token.children)
 
 
 def _shares_subject(verb: Token) -> bool:
