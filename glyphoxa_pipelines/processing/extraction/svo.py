@@ -341,6 +341,38 @@ def _received(
     return out
 
 
+def _gift_facts(
+    s: Sentence, verb: Token, gifts: list[tuple[str, str, str | None]],
+    spans: list[tuple[int, int, str]], speakers: Speakers, entities: dict[str, Entity],
+    base_confidence: Callable[[Sentence], float],
+) -> list[Fact]:
+    """A gift with its thing named, as the surface patterns read "A gave X to C": `gave_to`
+    (stated, the thing in its attributes) from the giver the sentence names, and the
+    receiver `owns` the thing (inferred: a gift may be lent or passed on)."""
+    base = base_confidence(s)
+    givers = [_referent(t, spans, speakers) for c in verb.children if c.dep_ == "nsubj"
+              for t in _with_conjuncts(c)]
+    out = []
+    for who, thing, coref in gifts:
+        cost = COREFERENCE_PENALTY.get(coref or "", 0.0)
+        attributes = {"verb": verb.text.lower(), "method": "dependency"} | (
+            {"coreference": coref} if coref else {})
+        out.append(Fact(who, thing, "owns", round(base - 0.08 - cost, 3), "inferred",
+                        s.text, s.entry, dict(attributes)))
+        for giver, giver_coref in givers:
+            if giver is None or giver == who or (
+                    coref and giver_coref and "vocative" not in (coref, giver_coref)):
+                continue  # nobody named, or two guesses in one fact
+            if entities[giver].type not in _PERSONS:
+                continue
+            cost_giver = COREFERENCE_PENALTY.get(giver_coref or "", 0.0)
+            out.append(Fact(
+                giver, who, "gave_to", round(base - max(cost, cost_giver), 3), "stated",
+                s.text, s.entry, attributes | {"item": entities[thing].name, "item_id": thing}
+                | ({"coreference": giver_coref or coref} if giver_coref or coref else {})))
+    return out
+
+
 def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
               target: Entity) -> tuple[str, str] | None:
     """(relation type, how it was read: "table" or "custom") of a verb between two entities,
@@ -373,13 +405,8 @@ def svo_facts(
         if _hypothetical(verb):
             continue
         lemma = _motion(verb)
-        for who, thing, coref in _received(verb, spans, speakers, entities):
-            out.append(Fact(
-                who, thing, "owns",
-                round(base_confidence(s) - COREFERENCE_PENALTY.get(coref or "", 0.0), 3),
-                "stated", s.text, s.entry,
-                {"verb": verb.text.lower(), "method": "dependency", "gift": True}
-                | ({"coreference": coref} if coref else {})))
+        gifts = _received(verb, spans, speakers, entities)
+        out += _gift_facts(s, verb, gifts, spans, speakers, entities, base_confidence)
         subjects, objects = _arguments(verb)
         for subj, passive in subjects:
             if _referent(subj, spans, speakers)[0] is None:
@@ -409,8 +436,8 @@ def svo_facts(
                     rel_type = "allied_with"  # "Clarota joins you (all)": at the party's side
                 if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):
                     continue  # a verb outside the table is read only in the DM's narration
-                if rel_type == "gave_to" and not _given(verb, spans):
-                    continue
+                if rel_type == "gave_to" and (gifts or not _given(verb, spans)):
+                    continue  # a gift with its thing named is `_gift_facts`'s
                 if a_coref and b_coref and "vocative" not in (a_coref, b_coref):
                     continue  # two guesses in one fact ("you managed to strike him")
                 if how == "table" and lemma in _OBJECT_CONTROL and _task(verb):
