@@ -175,6 +175,7 @@ def score_facts(
     facts: list[dict[str, Any]], gold_ep: dict[str, Any], extracted: list[dict[str, Any]]
 ) -> dict[str, Any]:
     index = _gold_index(gold_ep)
+    index[key(PARTY["name"])] = {"name": PARTY["name"]}  # the set-up's party (gold: "party")
     aliases = {e["name"]: [e["name"], *e["aliases"]] for e in extracted}
 
     def gold_name(name: str) -> str | None:
