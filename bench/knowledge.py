@@ -22,6 +22,16 @@ by side in a subprocess (`PYTHONPATH=<base> python bench/knowledge.py --dump`):
   `memory/correction_targets.py`, with a spelling's sessions counted as the earlier episodes
   whose text holds it (the store counts tagged chunks that hold it).
 
+The campaign set-up (`campaign_setup`): before the first session a DM's campaign file declares
+the party once (`attributes: {party: true}` on a faction entity, as in `campaign_file.py`), so the
+extractor can read the DM's "you all" / long scene-setting "you" as that party. CRD3 names its
+party "Vox Machina"; every run starts from a graph holding that one entity (both checkouts, the
+gold episodes alone too). It is the DM's, not extracted: it is not scored as an entity.
+
+What counts as a specific fact: a stated (not inferred `associated_with`) relation the extractor
+produced, whether it went to canon or to the DM's review queue (a fact below the campaign's
+threshold is still a fact the extractor offers the DM to sign); the canon share is printed too.
+
 Ends with one JSON line. Data is read by path (GLYPHOXA_SHARED_DATA or ../shared/data).
 """
 
@@ -42,6 +52,15 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "bench" / "gold" / "crd3_knowledge.json"
 EPISODES = [f"C1E00{n}" for n in range(1, 9)]
 TURN_WINDOW = 3
+PARTY = {"id": "vox-machina", "name": "Vox Machina", "aliases": [], "type": "faction"}
+
+
+def campaign_setup() -> list[Any]:
+    """The graph a DM's campaign file gives before session one: the party, marked as such."""
+    from glyphoxa_pipelines.memory.models import Entity
+
+    return [Entity("cr", PARTY["id"], PARTY["type"], PARTY["name"], list(PARTY["aliases"]),
+                   attributes={"party": True}, provenance="dm")]
 
 
 def data_dir() -> Path:
@@ -65,7 +84,7 @@ def _entity_json(e: Any) -> dict[str, Any]:
 def _result_json(
     result: Any, names: dict[str, str], turn_of: dict[Any, int], graph: list[Any] = ()
 ) -> dict[str, Any]:
-    by_id = {e.id: e for e in graph}
+    by_id = {e.id: e for e in graph if e.id != PARTY["id"]}  # the DM's own entity: not scored
     resolved = {r.entity_id for r in result.resolutions if r.existing and r.entity_id in by_id}
     return {
         "entities": [_entity_json(e) for e in result.entities],
@@ -96,11 +115,12 @@ def dump(gold_episodes: list[str]) -> dict[str, Any]:
             continue
         entries, turn_of = load_episode(ep, n * 100_000)
         t0 = time.perf_counter()
-        result = extract_knowledge(entries, [], campaign_id="cr", session_id=ep.lower())
+        result = extract_knowledge(entries, campaign_setup(), campaign_id="cr",
+                                   session_id=ep.lower())
         out["seconds"][f"alone:{ep}"] = round(time.perf_counter() - t0, 2)
-        names = {e.id: e.name for e in result.entities}
+        names = {PARTY["id"]: PARTY["name"]} | {e.id: e.name for e in result.entities}
         out["alone"][ep] = _result_json(result, names, turn_of)
-    graph: list[Any] = []
+    graph: list[Any] = campaign_setup()
     for n, ep in enumerate(EPISODES, 1):
         entries, turn_of = load_episode(ep, n * 100_000)
         t0 = time.perf_counter()
@@ -155,6 +175,7 @@ def score_facts(
     facts: list[dict[str, Any]], gold_ep: dict[str, Any], extracted: list[dict[str, Any]]
 ) -> dict[str, Any]:
     index = _gold_index(gold_ep)
+    index[key(PARTY["name"])] = {"name": PARTY["name"]}  # the set-up's party (gold: "party")
     aliases = {e["name"]: [e["name"], *e["aliases"]] for e in extracted}
 
     def gold_name(name: str) -> str | None:
@@ -262,6 +283,14 @@ def evaluate(result: dict[str, Any], gold: dict[str, Any], *, rule: bool) -> dic
     out["specific_facts_in_order"] = {
         ep: len(specific(r["facts"])) for ep, r in result["in_order"].items()
     }
+    out["specific_canon_in_order"] = {
+        ep: sum(f["status"] == "canon" for f in specific(r["facts"]))
+        for ep, r in result["in_order"].items()
+    }
+    out["party_facts_in_order"] = {
+        ep: sum(PARTY["name"] in (f["source"], f["target"]) for f in specific(r["facts"]))
+        for ep, r in result["in_order"].items()
+    }
     out["damage"] = correction_damage(result["in_order"], rule=rule)
     out["seconds"] = result["seconds"]
     return out
@@ -315,6 +344,9 @@ def report(label: str, ev: dict[str, Any], show: bool) -> None:
             print(f"    right facts: {facts['right']}")
             print(f"    wrong facts: {facts['wrong']}")
     print(f"  specific facts per episode (in order): {ev['specific_facts_in_order']}")
+    print(f"    of which canon (the rest in the DM's review queue): "
+          f"{ev['specific_canon_in_order']}")
+    print(f"    of which about the party ({PARTY['name']}): {ev['party_facts_in_order']}")
     d = ev["damage"]
     print(
         f"  correction damage: {d['damaged_words']} damaged words in {d['words']} "

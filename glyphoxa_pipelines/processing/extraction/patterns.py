@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from glyphoxa_pipelines.memory.ids import slugify
 from glyphoxa_pipelines.memory.models import ENTITY_TYPES, Entity, Entry, Relationship
-from glyphoxa_pipelines.processing.extraction.addressee import dm_addressees
+from glyphoxa_pipelines.processing.extraction.addressee import dm_addressees, party_entity
 from glyphoxa_pipelines.processing.extraction.candidates import (
     Candidate,
     add_parse_evidence,
@@ -57,6 +57,8 @@ from glyphoxa_pipelines.processing.mentions import MentionFinder
 
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
+
+_THE_PARTY = re.compile(r"\bthe\s+party\b(?!['’]s)", re.I)
 
 
 def extract_knowledge(
@@ -139,13 +141,18 @@ def _speakers(
             for name in [e.name, *e.aliases]:
                 by_key.setdefault(name_key(name), e.id)
     yous = dm_addressees(entries, sentences, spans, cast, entities)
+    party = party_entity(entities)
     out = []
     for s, you in zip(sentences, yous, strict=True):
         entry = s.entry
         me = None
         if entry.speaker_role == "player" and not s.quoted:
             me = by_key.get(cast.character_of(entry.speaker_name) or "")
-        out.append(Speakers(me, you.entity, you_reading=you.reading or "speaker"))
+        # the DM's narration names the party ("the party was sent to ..."); only sentences
+        # that say so are parsed for it
+        told = (party if party and entry.speaker_role == "dm" and not s.quoted
+                and _THE_PARTY.search(s.text) else None)
+        out.append(Speakers(me, you.entity, you_reading=you.reading or "speaker", party=told))
     return out
 
 

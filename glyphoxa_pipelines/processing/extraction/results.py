@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v3"  # v3: the DM's "you" (addressee), custom verbs, the party's
-# characters by their company
+EXTRACTOR_VERSION = "spacy-v4"  # v4: the party's deeds: "make your way to X", a named thing
+# handed to "you" is owned, "X joins you all" is an ally
+# v3: the DM's "you" (addressee), custom verbs, the party's characters by their company
 # v2: narration pronouns, the story cast, gods by their form
 # v1: spaCy parse, in-game sentences only, the table's characters
 LLM_EXTRACTOR_VERSION = "llm-v2"  # v2: structured outputs (JSON schema), in-game text only

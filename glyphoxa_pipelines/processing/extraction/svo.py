@@ -78,6 +78,10 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("distrusts", False) for v in words("distrust")},
     ("visit", ""): ("travelled_to", False),
     ("accompany", ""): ("travelled_with", False),
+    # the DM's second person moves the party: "you make your way to X", "you all make it into
+    # X" (`_motion`), "you descend into X", "you head towards X"
+    **{(v, p): ("travelled_to", False) for v in words("travel head descend climb")
+       for p in ("toward", "towards", "into", "to")},
 }
 SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types, target types)
     "travelled_to": ({"npc", "player", "creature", "faction"}, {"location"}),
@@ -97,6 +101,7 @@ SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types
     "distrusts": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
     "travelled_with": ({"npc", "player", "creature"}, {"npc", "player", "creature"}),
     "quest_giver": ({"npc", "faction"}, {"npc", "player", "faction"}),
+    "allied_with": ({"npc", "player", "creature", "faction"}, {"faction"}),
 }
 # a verb outside the table is still a fact a DM reads ("Trinket nuzzles Grog", "Scanlan
 # sings for Clarota"), but what it means is the verb's own: it goes to review
@@ -117,6 +122,7 @@ THIRD_PERSON = frozenset(words("he him she her"))
 # party are weaker, always below the default review threshold (0.7)
 COREFERENCE_PENALTY = {
     "speaker": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25, "party": 0.25,
+    "the_party": 0.1,  # the DM says "the party": the referent is named, only the word's sense
 }
 
 
@@ -128,10 +134,12 @@ class Speakers:
     you: str | None = None
     third: str | None = None  # "he" / "she": the one person the narration is following
     you_reading: str = "speaker"  # how `you` was read (`addressee`: vocative, party, reply)
+    party: str | None = None  # the DM's "the party" in narration: the entity marked `party`
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
-        return (self.me is not None) + (self.you is not None) + (self.third is not None)
+        return ((self.me is not None) + (self.you is not None) + (self.third is not None)
+                + (self.party is not None))
 
 
 def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
@@ -192,7 +200,19 @@ def _referent(
         return speakers.you, speakers.you_reading
     if low in THIRD_PERSON and speakers.third:
         return speakers.third, "narration"
+    if speakers.party and _the_party(token):
+        return speakers.party, "the_party"
     return None, None
+
+
+def _the_party(token: Token) -> bool:
+    """The DM's "the party" as a doer or object: the company, not "a party at the manor" (no
+    definite article) nor "the party's wagon" (a possessive names another thing)."""
+    if token.lemma_.lower() != "party" or token.pos_ != "NOUN":
+        return False
+    if any(c.dep_ == "case" for c in token.children):
+        return False
+    return any(c.dep_ == "det" and c.lower_ == "the" for c in token.children)
 
 
 def _shares_subject(verb: Token) -> bool:
@@ -237,6 +257,9 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
             subjects += [(t, False) for t in _with_conjuncts(child)]
         elif child.dep_ == "nsubjpass":
             subjects += [(t, True) for t in _with_conjuncts(child)]
+        elif child.dep_ == "dobj" and child.lower_ == "way":  # "make your way to X"
+            objects += [(pobj, prep.lower_) for prep in child.children if prep.dep_ == "prep"
+                        for pobj in prep.children if pobj.dep_ == "pobj"]
         elif child.dep_ in ("dobj", "dative") and child.pos_ != "ADP":
             objects += [(t, "") for t in _with_conjuncts(child)]
         elif child.dep_ in ("prep", "dative", "agent"):
@@ -280,6 +303,76 @@ def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
     )
 
 
+_GIVING = frozenset(words("give hand"))
+_PERSONS = frozenset({"npc", "player", "faction"})
+
+
+def _motion(verb: Token) -> str:
+    """The verb a sentence moves by: "you make your way to X" and "you make it into X" are
+    travel; "make a deal with X" is not (its object is neither "way" nor "it")."""
+    lemma = verb.lemma_.lower()
+    if lemma == "make" and any(
+        c.dep_ == "dobj" and c.lower_ in ("way", "it") for c in verb.children
+    ):
+        return "travel"
+    return lemma
+
+
+def _received(
+    verb: Token, spans: list[tuple[int, int, str]], speakers: Speakers,
+    entities: dict[str, Entity],
+) -> list[tuple[str, str, str | None]]:
+    """(receiver, named item, how "you" was read) of a handing over: "Kima gives you the
+    Broken Howl", "hands Bad News to Percy". A gift names a thing (`_given`); its receiver
+    owns it. "Gives you a nod" names none, "gives it to you" leaves it unnamed."""
+    if verb.lemma_.lower() not in _GIVING:
+        return []
+    things = [eid for c in verb.children if c.dep_ == "dobj"
+              for t in _with_conjuncts(c) if (eid := _mention_at(t, spans))
+              and entities[eid].type == "item"]
+    receivers = [c for c in verb.children if c.dep_ == "dative" and c.pos_ != "ADP"]
+    receivers += [p for c in verb.children if c.dep_ in ("dative", "prep")
+                  and c.lower_ == "to" for p in c.children if p.dep_ == "pobj"]
+    out = []
+    for r in receivers:
+        who, coref = _referent(r, spans, speakers)
+        if who is not None and entities[who].type in _PERSONS:
+            out += [(who, thing, coref) for thing in things]
+    return out
+
+
+def _gift_facts(
+    s: Sentence, verb: Token, gifts: list[tuple[str, str, str | None]],
+    spans: list[tuple[int, int, str]], speakers: Speakers, entities: dict[str, Entity],
+    base_confidence: Callable[[Sentence], float],
+) -> list[Fact]:
+    """A gift with its thing named, as the surface patterns read "A gave X to C": `gave_to`
+    (stated, the thing in its attributes) from the giver the sentence names, and the
+    receiver `owns` the thing (inferred: a gift may be lent or passed on)."""
+    base = base_confidence(s)
+    givers = [_referent(t, spans, speakers) for c in verb.children if c.dep_ == "nsubj"
+              for t in _with_conjuncts(c)]
+    out = []
+    for who, thing, coref in gifts:
+        cost = COREFERENCE_PENALTY.get(coref or "", 0.0)
+        attributes = {"verb": verb.text.lower(), "method": "dependency"} | (
+            {"coreference": coref} if coref else {})
+        out.append(Fact(who, thing, "owns", round(base - 0.08 - cost, 3), "inferred",
+                        s.text, s.entry, dict(attributes)))
+        for giver, giver_coref in givers:
+            if giver is None or giver == who or (
+                    coref and giver_coref and "vocative" not in (coref, giver_coref)):
+                continue  # nobody named, or two guesses in one fact
+            if entities[giver].type not in _PERSONS:
+                continue
+            cost_giver = COREFERENCE_PENALTY.get(giver_coref or "", 0.0)
+            out.append(Fact(
+                giver, who, "gave_to", round(base - max(cost, cost_giver), 3), "stated",
+                s.text, s.entry, attributes | {"item": entities[thing].name, "item_id": thing}
+                | ({"coreference": giver_coref or coref} if giver_coref or coref else {})))
+    return out
+
+
 def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
               target: Entity) -> tuple[str, str] | None:
     """(relation type, how it was read: "table" or "custom") of a verb between two entities,
@@ -311,7 +404,9 @@ def svo_facts(
             continue
         if _hypothetical(verb):
             continue
-        lemma = verb.lemma_.lower()
+        lemma = _motion(verb)
+        gifts = _received(verb, spans, speakers, entities)
+        out += _gift_facts(s, verb, gifts, spans, speakers, entities, base_confidence)
         subjects, objects = _arguments(verb)
         for subj, passive in subjects:
             if _referent(subj, spans, speakers)[0] is None:
@@ -337,10 +432,12 @@ def svo_facts(
                 if found is None:
                     continue
                 rel_type, how = found
+                if rel_type == "member_of" and entities[b].attributes.get("party") is True:
+                    rel_type = "allied_with"  # "Clarota joins you (all)": at the party's side
                 if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):
                     continue  # a verb outside the table is read only in the DM's narration
-                if rel_type == "gave_to" and not _given(verb, spans):
-                    continue
+                if rel_type == "gave_to" and (gifts or not _given(verb, spans)):
+                    continue  # a gift with its thing named is `_gift_facts`'s
                 if a_coref and b_coref and "vocative" not in (a_coref, b_coref):
                     continue  # two guesses in one fact ("you managed to strike him")
                 if how == "table" and lemma in _OBJECT_CONTROL and _task(verb):
