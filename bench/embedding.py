@@ -70,13 +70,22 @@ def _timed(fn: Any, texts: list[str]) -> tuple[float, np.ndarray]:
     return time.perf_counter() - started, vectors
 
 
-def bench_documents(texts: list[str], rounds: int) -> dict[str, Any]:
-    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+def bench_documents(texts: list[str], rounds: int, with_torch: bool) -> dict[str, Any]:
+    """Float ONNX (today's documents), int8 ONNX (the int8 model id) and optionally torch,
+    alternating in one process: texts/s, ratios to float, and the int8 vectors' cosine to
+    the float ones over every text."""
+    from glyphoxa_pipelines.providers.embeddings import (
+        INT8_MODEL_ID,
+        SentenceTransformerEmbedder,
+        get_embedder,
+    )
 
-    backends = {
-        "torch": SentenceTransformerEmbedder(backend="torch"),
+    backends: dict[str, Any] = {
         "onnx": SentenceTransformerEmbedder(backend="onnx"),
+        "onnx_int8": get_embedder("local", model=INT8_MODEL_ID),
     }
+    if with_torch:
+        backends["torch"] = SentenceTransformerEmbedder(backend="torch")
     for b in backends.values():
         b.embed(["warm up"])
     seconds: dict[str, list[float]] = {name: [] for name in backends}
@@ -87,16 +96,24 @@ def bench_documents(texts: list[str], rounds: int) -> dict[str, Any]:
             seconds[name].append(s)
             vectors[name] = v
     rate = {name: len(texts) / float(np.median(s)) for name, s in seconds.items()}
-    cos = (vectors["onnx"] * vectors["torch"]).sum(axis=1)
-    return {
+    int8_cos = (vectors["onnx_int8"] * vectors["onnx"]).sum(axis=1)
+    out: dict[str, Any] = {
         "texts": len(texts),
         "texts_per_s": {k: round(v, 1) for k, v in rate.items()},
         "seconds": {k: [round(x, 2) for x in v] for k, v in seconds.items()},
-        "onnx_over_torch": round(rate["onnx"] / rate["torch"], 2),
-        "cosine_min": float(cos.min()),
-        "cosine_mean": float(cos.mean()),
-        "max_abs_diff": float(np.abs(vectors["onnx"] - vectors["torch"]).max()),
+        "int8_over_float": round(rate["onnx_int8"] / rate["onnx"], 2),
+        "int8_cosine_to_float_min": float(int8_cos.min()),
+        "int8_cosine_to_float_mean": float(int8_cos.mean()),
     }
+    if with_torch:
+        cos = (vectors["onnx"] * vectors["torch"]).sum(axis=1)
+        out.update({
+            "onnx_over_torch": round(rate["onnx"] / rate["torch"], 2),
+            "cosine_min": float(cos.min()),
+            "cosine_mean": float(cos.mean()),
+            "max_abs_diff": float(np.abs(vectors["onnx"] - vectors["torch"]).max()),
+        })
+    return out
 
 
 def bench_queries(n: int) -> dict[str, Any]:
@@ -139,17 +156,25 @@ def bench_queries(n: int) -> dict[str, Any]:
 
 def bench_locomo_dense(data: Path, conversations: list[int], k: int = 10) -> dict[str, Any]:
     """Does a query encoder lose evidence? Per LoCoMo conversation, its turns are embedded
-    once (float, as the pipeline does) and every question of categories 1-4 by each query
-    path; evidence recall@k of the top-k turns by cosine, per path, side by side."""
-    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+    once per document model (float, as the pipeline does today, and the int8 model id) and
+    every question of categories 1-4 by each query path; evidence recall@k of the top-k turns
+    by cosine, per path, side by side. `int8_docs` pairs int8 documents with int8 queries,
+    what a store switched to the int8 model id serves."""
+    from glyphoxa_pipelines.providers.embeddings import (
+        INT8_MODEL_ID,
+        SentenceTransformerEmbedder,
+        get_embedder,
+    )
     from realtime.query_embedding import QueryEmbedder
 
     convs = json.loads((data / "locomo" / "locomo10.json").read_text())
     onnx, torch_only = SentenceTransformerEmbedder(), SentenceTransformerEmbedder(backend="torch")
+    int8 = get_embedder("local", model=INT8_MODEL_ID)
     paths = {
         "torch_int8": QueryEmbedder(torch_only, quantize=True, cache=0),
         "onnx_float": QueryEmbedder(onnx, quantize=False, cache=0),
         "onnx_int8": QueryEmbedder(onnx, quantize=True, cache=0),
+        "int8_docs": QueryEmbedder(int8, cache=0),
     }
     found: dict[str, list[float]] = {name: [] for name in paths}
     per_conversation: dict[str, dict[str, float]] = {}
@@ -160,7 +185,9 @@ def bench_locomo_dense(data: Path, conversations: list[int], k: int = 10) -> dic
             if key.startswith("session_") and isinstance(value, list) for t in value
         ]
         ids = [t["dia_id"] for t in turns]
-        docs = onnx.embed([f"{t['speaker']}: {t['text']}" for t in turns])
+        texts = [f"{t['speaker']}: {t['text']}" for t in turns]
+        docs = onnx.embed(texts)
+        docs_int8 = int8.embed(texts)
         questions = [q for q in convs[ci]["qa"] if q.get("category") in (1, 2, 3, 4)]
         mine: dict[str, list[float]] = {name: [] for name in paths}
         for q in questions:
@@ -168,7 +195,8 @@ def bench_locomo_dense(data: Path, conversations: list[int], k: int = 10) -> dic
             if not gold:
                 continue
             for name, path in paths.items():
-                top = np.argsort(-(docs @ path.embed_sync(q["question"])))[:k]
+                pool = docs_int8 if name == "int8_docs" else docs
+                top = np.argsort(-(pool @ path.embed_sync(q["question"])))[:k]
                 mine[name].append(len(gold & {ids[i] for i in top}) / len(gold))
         per_conversation[convs[ci]["sample_id"]] = {
             name: round(float(np.mean(v)), 4) for name, v in mine.items()
@@ -190,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=1, help="keep every N-th text")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--queries", type=int, default=150)
+    ap.add_argument("--with-torch", action="store_true", help="also torch `encode` (slow)")
     ap.add_argument("--locomo", default="",
                     help="only the query encoders' dense recall on these LoCoMo conversations "
                          "(comma-separated indexes, e.g. 0,5)")
@@ -224,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(home, ignore_errors=True)
     texts = chunks[:: args.every] + turns[:: args.every]
     print(f"C1E001: {len(chunks)} chunks + {len(turns)} turns; embedding {len(texts)} texts")
-    docs = bench_documents(texts, args.rounds)
+    load_before = os.getloadavg()[0]
+    docs = bench_documents(texts, args.rounds, args.with_torch)
     print(json.dumps(docs, indent=2))
     queries = bench_queries(args.queries)
     print(json.dumps(queries, indent=2))
@@ -232,14 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({
         "bench": "embedding",
         "cpus": os.cpu_count(),
-        "load_average_1m": round(load, 2),
+        "load_average_1m": [round(load_before, 2), round(load, 2)],
         "texts": docs["texts"],
         "texts_per_s": docs["texts_per_s"],
-        "onnx_over_torch": docs["onnx_over_torch"],
+        "int8_over_float": docs["int8_over_float"],
+        "onnx_over_torch": docs.get("onnx_over_torch"),
         "target_texts_per_s": TARGET_TEXTS_PER_S,
-        "cosine_min": docs["cosine_min"],
-        "cosine_mean": docs["cosine_mean"],
-        "max_abs_diff": docs["max_abs_diff"],
+        "int8_cosine_to_float_min": docs["int8_cosine_to_float_min"],
+        "int8_cosine_to_float_mean": docs["int8_cosine_to_float_mean"],
         "query_p50_ms": {k: v["p50_ms"] for k, v in queries.items()},
         "query_speed_vs_torch_int8": {k: v["speed_vs_torch_int8"] for k, v in queries.items()},
         "query_cosine_to_float_mean": {k: v["cosine_to_float_mean"] for k, v in queries.items()},

@@ -295,6 +295,7 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
                          ("memory.search_facts", facts),
                          ("memory.search_graph", graph)):
             out[name] = await measure_async(fn, n)
+        out.update(await search_stages(svc, cid, npcs[0], queries, n))
         embed = []
         for i in range(n):
             t = time.perf_counter()
@@ -306,6 +307,44 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
     finally:
         await svc.close()
     return out
+
+
+async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str],
+                        n: int) -> dict[str, dict]:
+    """Where search_sessions' time goes: each stage of `session_search.search` run alone, in
+    order, with the tool's own config and the NPC's scope (the legs run one after another
+    here, so their sum is more than the tool's wall time, where the full-text leg overlaps
+    the embedding and the vector leg)."""
+    from realtime.session_search import SESSION_SEARCH, passages, rrf
+    from realtime.session_search.legs import Filters, fetch_turns, fulltext_leg, vector_leg
+
+    host, config = svc.tools, svc.tools.search
+    top_k = 10
+    filters = Filters(session_id=None, speaker=None, after=None, before=None, listener=npc)
+    n_leg = config.leg_size(top_k)
+    wv, wt = config.fusion_weights
+    stages: dict[str, list[float]] = {k: [] for k in (
+        "embed", "vector_leg", "fulltext_leg", "fetch_turns", "packing")}
+    for i in range(-10, n):
+        query = queries[i % len(queries)] + " stage"
+        svc.embedder._cache.clear()
+        marks = [time.perf_counter()]
+        vec = await svc.embedder.embed(query)
+        marks.append(time.perf_counter())
+        vhits = await vector_leg(host, campaign_id, vec, n_leg, filters, config)
+        marks.append(time.perf_counter())
+        thits = await fulltext_leg(host, campaign_id, query, n_leg, filters, config)
+        marks.append(time.perf_counter())
+        fused = rrf([vhits, thits or []], k=config.rrf_k, weights=[wv, wt])
+        fused = fused[: config.windows_per_result * top_k]
+        turns = await fetch_turns(host, fused, vec)
+        marks.append(time.perf_counter())
+        passages(fused, turns, query, SESSION_SEARCH.max_tokens, limit=top_k)
+        marks.append(time.perf_counter())
+        if i >= 0:
+            for name, a, b in zip(stages, marks, marks[1:], strict=False):
+                stages[name].append((b - a) * 1000)
+    return {f"search_stage_{k}": stats(v) for k, v in stages.items()}
 
 
 def main() -> None:

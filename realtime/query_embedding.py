@@ -4,8 +4,9 @@
 tool) and, for the bundled sentence-transformers model, skips `SentenceTransformer.encode`'s
 batching machinery: one unpadded forward pass, mean pooling, L2 norm. It runs the provider's
 ONNX Runtime graph on one non-spinning thread where the provider has one, else torch directly.
-Documents keep the pipeline's full-precision embeddings; only the query side may run a
-dynamically int8-quantized copy of the encoder's linear layers (see `QUANTIZE`).
+With the default model, documents keep the pipeline's full-precision embeddings and only the
+query side may run the int8 graph (see `QUANTIZE`); with the int8 model id
+(`embeddings.INT8_MODEL_ID`) documents and queries both come from that graph.
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ from glyphoxa_pipelines.providers import onnx_encoder
 from glyphoxa_pipelines.providers.openai_client import make_client, with_backoff
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
+# The same model with int8 weights through ONNX Runtime (onnx_encoder.py): faster documents,
+# vectors within cosine ~0.99 of the float ones but not equal, hence its own id, so a switch
+# marks every float row stale and re-embeds it instead of mixing the two in one index.
+INT8_MODEL_ID = "all-MiniLM-L6-v2-int8"
 DEFAULT_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
 # "onnx": a mean-pooled BERT through ONNX Runtime (the same vectors to float rounding, faster;
@@ -142,9 +146,15 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         batch_size: int = 64,
         backend: str = "auto",
+        int8: bool = False,
     ) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"unknown embedding backend {backend!r}; expected one of {BACKENDS}")
+        if int8 and (backend == "torch" or device != "cpu"):
+            raise ValueError(
+                f"{model_id}: int8 vectors come from the ONNX Runtime graph only; "
+                f"backend {backend!r} on {device!r} cannot make them"
+            )
         self.model_path = model_path
         self.model_id = model_id
         self.dimension = dimension
@@ -152,6 +162,8 @@ class SentenceTransformerEmbedder:
         self.device = device
         self.batch_size = batch_size
         self.backend = backend
+        # int8: every vector (documents and queries) from the quantized graph, no float fallback
+        self.int8 = int8
         self._onnx_failed = False
 
     @property
@@ -162,7 +174,17 @@ class SentenceTransformerEmbedder:
     def onnx_encoder(self, *, quantized: bool = False, threads: int | None = None) -> Any:
         """The model through ONNX Runtime (an `OnnxSentenceEncoder`), or None where the backend
         is torch, ONNX Runtime is missing or the export failed (logged once). `threads=1`
-        gives the live path's single-thread, non-spinning session."""
+        gives the live path's single-thread, non-spinning session. An int8 embedder always
+        answers with its int8 graph (float queries against int8 documents would mix models)
+        and raises instead of falling back."""
+        if self.int8:
+            return onnx_encoder.shared_encoder(
+                self.model_path or bundled_model_path(),
+                lambda: self.model[0].auto_model,
+                quantized=True,
+                threads=threads,
+                spin=threads is None,
+            )
         if self.backend == "torch" or self.device != "cpu" or self._onnx_failed:
             return None
         if self.backend == "auto" and self.model_path is not None:
@@ -332,6 +354,8 @@ def get_embedder(
     """
     kind = (provider or "local").lower().replace("_", "-")
     if kind in {"local", "sentence-transformers", "sentence-transformer", "st", "minilm"}:
+        if model == INT8_MODEL_ID:
+            return SentenceTransformerEmbedder(model_path, model_id=INT8_MODEL_ID, int8=True)
         if model and model not in {DEFAULT_MODEL_ID, f"sentence-transformers/{DEFAULT_MODEL_ID}"}:
             return SentenceTransformerEmbedder(
                 model_path or model,

@@ -7,6 +7,13 @@ float rounding, checked at export) while a batch and, above all, a single live q
 cheaper. The query side may use a dynamically int8-quantized copy (per-channel weights), which
 stays much closer to the float vectors than torch's eager int8 did (figures: DESIGN.md).
 
+The int8 graph is built for speed on CPUs without VNNI: the model is re-exported with eager
+attention (the SDPA export hides the attention pattern), ONNX Runtime's transformer optimizer
+fuses it into Attention / SkipLayerNormalization / BiasGelu nodes, and only then are the
+weights quantized, so attention runs as one QAttention kernel instead of a dozen float ops.
+Its vectors are not the float model's (cosine ~0.99), so documents embedded with it carry
+their own model id (`embeddings.INT8_MODEL_ID`) and never mix with float rows.
+
 The graph is exported once per machine from the packaged weights (`torch.onnx`, nothing is
 downloaded) into a cache folder and reused by every later process, which then loads without
 torch. Texts are sorted by length and packed into batches under a token budget, so short turns
@@ -31,10 +38,15 @@ log = logging.getLogger(__name__)
 
 # Bump when the export (graph, opset, quantization settings) changes: the cache key holds it.
 EXPORT_VERSION = "1"
+INT8_VERSION = "fused1"  # the int8 graph's own recipe (eager export, fusion, quantization)
 OPSET = 17
 # Largest float32 difference from torch tolerated for the exported graph (the pipeline's
 # vectors must stay the model's own; an export that drifts further is refused, not used).
 MAX_EXPORT_DRIFT = 1e-4
+# Least cosine between the int8 graph's and the float graph's vector of a probe: a quantized
+# graph further off is broken (saturated kernels, a failed fusion), not merely rounded.
+MIN_INT8_COSINE = 0.97
+BERT_HEADS_HIDDEN = (12, 384)  # all-MiniLM-L6-v2's attention heads and width, for the fuser
 BATCH_TOKENS = 8192  # padded word pieces per forward pass: the best of 4k / 8k / 16k measured
 MAX_BATCH = 256
 CACHE_ENV = "GLYPHOXA_MODEL_CACHE"
@@ -132,17 +144,59 @@ def _export_float(bert: Any, target: Path) -> None:
         )
 
 
-def _quantize(source: Path, target: Path) -> None:
+def _quantize(model_path: Path, float_graph: Path, target: Path) -> None:
+    """Eager-attention export, operator fusion, then per-channel dynamic int8 weights."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+    from transformers import AutoModel
 
-    quantize_dynamic(
-        str(source),
-        str(target),
-        weight_type=QuantType.QInt8,
-        per_channel=True,  # one scale per output channel of a weight, not one per matrix
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    _force_offline()
+    bert = AutoModel.from_pretrained(
+        str(model_path), attn_implementation="eager", local_files_only=True
+    ).eval()
+    heads, hidden = _heads_and_hidden(model_path)
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        eager, fused = Path(work) / "eager.onnx", Path(work) / "fused.onnx"
+        _export_float(bert, eager)
+        optimized = optimize_model(
+            str(eager), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1
+        )
+        optimized.save_model_to_file(str(fused))
+        quantize_dynamic(
+            str(fused),
+            str(target),
+            weight_type=QuantType.QInt8,
+            per_channel=True,  # one scale per output channel of a weight, not one per matrix
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
+    _check_int8(target, float_graph, model_path)
+
+
+def _force_offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _heads_and_hidden(model_path: Path) -> tuple[int, int]:
+    import json
+
+    config = model_path / "config.json"
+    if not config.exists():
+        return BERT_HEADS_HIDDEN
+    values = json.loads(config.read_text())
+    return int(values["num_attention_heads"]), int(values["hidden_size"])
+
+
+def _check_int8(int8_graph: Path, float_graph: Path, model_path: Path) -> None:
+    quantized = OnnxSentenceEncoder(int8_graph, model_path, threads=1, alone=True).encode(_PROBES)
+    exact = OnnxSentenceEncoder(float_graph, model_path, threads=1).encode(_PROBES)
+    worst = float((quantized * exact).sum(axis=1).min())
+    if worst < MIN_INT8_COSINE:
+        raise ExportError(
+            f"the int8 graph of {model_path.name} is off the float one (cosine {worst:.3f}, "
+            f"less than {MIN_INT8_COSINE})"
+        )
 
 
 def _replace_atomically(make: Callable[[Path], None], target: Path) -> None:
@@ -182,11 +236,13 @@ def exported_graph(
             raise ExportError(f"exporting {path.name} to ONNX failed: {exc}") from exc
     if not quantized:
         return float_graph
-    int8_graph = cache_dir() / f"{path.name}-{key}-int8.onnx"
+    int8_graph = cache_dir() / f"{path.name}-{key}-int8-{INT8_VERSION}.onnx"
     if not int8_graph.exists():
         try:
-            _replace_atomically(lambda tmp: _quantize(float_graph, tmp), int8_graph)
+            _replace_atomically(lambda tmp: _quantize(path, float_graph, tmp), int8_graph)
         except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, ExportError):
+                raise
             raise ExportError(f"quantizing {float_graph.name} failed: {exc}") from exc
     return int8_graph
 
@@ -220,6 +276,12 @@ class OnnxSentenceEncoder:
     `threads`: ONNX Runtime's intra-op threads (None: one per core, for the pipeline; the live
     path uses 1). `spin=False` stops idle worker threads from busy-waiting, which on a loaded
     machine steals the CPU the event loop and PostgreSQL need.
+
+    `alone=True` runs every text in a forward pass of its own, `threads` texts at a time on
+    single-threaded runs, never padded and never batched. The int8 graph needs it: dynamic
+    quantization scales activations per tensor, so in a batch a text's vector would depend
+    on its neighbours (cosine 0.987 mean to the same text alone over C1E001) and a query
+    would not match its own document. Alone, a text has one vector, the query's.
     """
 
     def __init__(
@@ -229,12 +291,15 @@ class OnnxSentenceEncoder:
         *,
         threads: int | None = None,
         spin: bool = True,
+        alone: bool = False,
     ) -> None:
         import onnxruntime as ort
 
+        workers = threads or (os.cpu_count() or 1)
+        self._alone_workers = workers if alone else 0
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or (os.cpu_count() or 1)
+        options.intra_op_num_threads = 1 if alone else workers
         options.inter_op_num_threads = 1
         if not spin:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -269,6 +334,8 @@ class OnnxSentenceEncoder:
         if not texts:
             return out
         pieces = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        if self._alone_workers:
+            return self._encode_alone(pieces, out)
         order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
         for batch in token_budget_batches([len(pieces[i]) for i in order]):
             rows = [order[i] for i in batch]
@@ -279,6 +346,23 @@ class OnnxSentenceEncoder:
                 ids[r, : len(pieces[i])] = pieces[i]
                 mask[r, : len(pieces[i])] = 1
             out[rows] = self._forward(ids, mask)
+        return out
+
+    def _encode_alone(self, pieces: list[list[int]], out: np.ndarray) -> np.ndarray:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(i: int) -> None:
+            ids = np.asarray([pieces[i]], dtype=np.int64)
+            out[i] = self._forward(ids, np.ones_like(ids))[0]
+
+        longest_first = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
+        if self._alone_workers == 1:
+            for i in longest_first:
+                one(i)
+            return out
+        # ONNX Runtime releases the GIL in `run`: the workers' passes run on separate cores
+        with ThreadPoolExecutor(self._alone_workers) as pool:
+            list(pool.map(one, longest_first))
         return out
 
     @property
@@ -320,6 +404,8 @@ def shared_encoder(
         encoder = _SESSIONS.get(key)
         if encoder is None:
             graph = exported_graph(model_path, load_bert, quantized=quantized)
-            encoder = OnnxSentenceEncoder(graph, model_path, threads=threads, spin=spin)
+            encoder = OnnxSentenceEncoder(
+                graph, model_path, threads=threads, spin=spin, alone=quantized
+            )
             _SESSIONS[key] = encoder
         return encoder

@@ -73,3 +73,35 @@ def test_second_model_is_backfilled_beside_the_first_then_switched(
     assert not [
         s for s in stale_sessions(hashed, campaign_id) if "chunk_embeddings" in s.stale_assets
     ]
+
+
+def test_switching_to_int8_documents_marks_float_rows_stale_and_reembeds(
+    db: Any, facts_session: tuple[str, str], pipeline_services: PipelineServices
+) -> None:
+    """The int8 encoder is a model bump: float rows are not reused under its id."""
+    from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID, INT8_MODEL_ID
+
+    campaign_id, session_id = facts_session
+    floats = PipelineServices(
+        db, replace(pipeline_services.settings, embedding_model=DEFAULT_MODEL_ID)
+    )
+    run_session_chain(
+        floats, session_id, assets=["corrected_transcript", "transcript_chunks", "chunk_embeddings"]
+    )
+    int8 = PipelineServices(db, replace(pipeline_services.settings, embedding_model=INT8_MODEL_ID))
+    assert int8.embedder.model_id == INT8_MODEL_ID
+    stale = [s for s in stale_sessions(int8, campaign_id) if s.session_id == session_id][0]
+    assert "chunk_embeddings" in stale.stale_assets
+    assert not [s for s in stale_sessions(floats, campaign_id) if "chunk_embeddings" in s.stale_assets]
+
+    outcome = run_session_chain(int8, session_id, assets=["chunk_embeddings"])["chunk_embeddings"]
+    chunks = SemanticIndex(db).get_chunks(session_id)
+    assert outcome.metadata["embedded"] == len(chunks) > 0
+    assert outcome.metadata["turns_embedded"] > 0
+    assert outcome.metadata["switched_active_model"] is True
+    assert CampaignStore(db).require(campaign_id).active_embedding_model == INT8_MODEL_ID
+    assert not [s for s in stale_sessions(int8, campaign_id) if "chunk_embeddings" in s.stale_assets]
+    # the int8 rows answer an int8 query, and they are not the float rows
+    query = int8.embedder.embed(["Where does Eldrinax live?"])[0]
+    hits = SemanticIndex(db).search(campaign_id, query, 2, model=INT8_MODEL_ID)
+    assert hits and hits[0].score < 0.8  # cosine distance

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from glyphoxa_pipelines.providers import onnx_encoder
-from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder, bundled_model_path
+from glyphoxa_pipelines.providers.embeddings import (
+    INT8_MODEL_ID,
+    SentenceTransformerEmbedder,
+    bundled_model_path,
+    get_embedder,
+)
 from glyphoxa_pipelines.providers.onnx_encoder import BATCH_TOKENS, token_budget_batches
 
 TEXTS = [
@@ -55,3 +60,27 @@ def test_the_exported_graph_is_reused_without_torch() -> None:
 def test_unknown_backend_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown embedding backend 'tensorflow'"):
         SentenceTransformerEmbedder(backend="tensorflow")
+
+
+@pytest.mark.slow  # loads the bundled model (and builds the int8 graph once per machine)
+def test_int8_documents_are_their_own_model_close_to_the_float_vectors() -> None:
+    int8 = get_embedder("local", model=INT8_MODEL_ID)
+    exact = SentenceTransformerEmbedder(backend="onnx")
+    assert int8.model_id == INT8_MODEL_ID != exact.model_id and int8.dimension == 384
+    got, want = int8.embed(TEXTS), exact.embed(TEXTS)
+    assert got.shape == want.shape and got.dtype == np.float32
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosine = (got * want).sum(axis=1)
+    assert float(cosine.min()) > onnx_encoder.MIN_INT8_COSINE
+    assert float(np.abs(got - want).max()) > 1e-3  # quantized: not the float rows, hence the id
+    alone = np.vstack([int8.embed([t]) for t in TEXTS])  # rows stay their own texts'
+    assert float(np.abs(got - alone).max()) < 1e-4
+    # queries of an int8 store come from the same graph, whatever precision is asked for
+    assert int8.onnx_encoder(quantized=False, threads=1) is int8.onnx_encoder(threads=1)
+    query = int8.onnx_encoder(threads=1).encode_one(TEXTS[0])
+    assert float(query @ got[0]) > 0.9999
+
+
+def test_int8_vectors_cannot_come_from_torch() -> None:
+    with pytest.raises(ValueError, match="int8 vectors come from the ONNX Runtime graph only"):
+        SentenceTransformerEmbedder(model_id=INT8_MODEL_ID, int8=True, backend="torch")
