@@ -8,10 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import numpy as np
-
 from glyphoxa_pipelines.memory import SessionStore
-from glyphoxa_pipelines.providers.speech import Synthesized, Transcript
 from realtime.transcript_writer import PreparedWrite
 from realtime.voice.audio import BufferSink, WavSource
 from realtime.voice.chat import OpenAIChat
@@ -21,6 +18,7 @@ from realtime.voice.l1_writer import L1Writer
 from realtime.voice.loop import VoiceConfig, VoiceLoop
 from tests.voice.chat_stub import StreamingChatStub
 from tests.voice.conftest import VoiceCampaign
+from tests.voice.scripted import ScriptedRecognizer, Silent, two_utterances
 
 
 class RecordingStore:
@@ -103,28 +101,10 @@ async def test_a_failed_store_is_left_to_the_consolidator(
     assert texts == sorted(t for _, t in LINES)  # every line, once
 
 
-class ScriptedRecognizer:
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-
-    def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
-                   ) -> Transcript:
-        return Transcript(self.lines.pop(0))
-
-
-class Silent:
-    def synthesize(self, text: str) -> Synthesized:
-        return Synthesized(np.zeros(160, np.float32), 16_000)
-
-
 async def test_the_turn_does_not_wait_for_the_insert_and_the_next_one_sees_it(
     voice_service: Any, voice_campaign: VoiceCampaign, chat_stub: StreamingChatStub, db: Any,
 ) -> None:
-    rate = 16_000
-    t = np.arange(rate) / rate
-    tone = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
-    quiet = np.zeros(rate, np.float32)
-    audio = Synthesized(np.concatenate([quiet[:8000], tone, quiet, tone, quiet]), rate)
+    audio = two_utterances()
     chat_stub.respond = lambda body: {"content": "Aye, that I do."}
     loop = VoiceLoop(voice_service, VoiceConfig(voice_campaign.session_id, "thaldrin",
                                                 partial_every_s=0),

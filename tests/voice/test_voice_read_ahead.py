@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from glyphoxa_pipelines.providers.speech import Synthesized, Transcript, TranscriptWord
+from glyphoxa_pipelines.providers.speech import Transcript, TranscriptWord
 from realtime.voice.audio import BufferSink, WavSource
 from realtime.voice.chat import OpenAIChat
 from realtime.voice.interfaces import AudioFrame
@@ -19,6 +19,7 @@ from realtime.voice.loop import VoiceConfig, VoiceLoop
 from realtime.voice.vad import EnergyVad
 from tests.voice.chat_stub import StreamingChatStub
 from tests.voice.conftest import VoiceCampaign
+from tests.voice.scripted import Silent, two_utterances
 
 RATE = 16_000
 
@@ -36,18 +37,6 @@ class EchoRecognizer:
         return Transcript(self.lines[0] if self.decodes == 1 else self.lines[-1])
 
 
-class Silent:
-    def synthesize(self, text: str) -> Synthesized:
-        return Synthesized(np.zeros(160, np.float32), RATE)
-
-
-def two_utterances() -> Synthesized:
-    t = np.arange(RATE) / RATE
-    tone = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
-    quiet = np.zeros(RATE, np.float32)
-    return Synthesized(np.concatenate([quiet[:4000], tone, quiet, tone, quiet]), RATE)
-
-
 async def test_the_hot_context_is_read_during_the_hangover_and_counted_once(
     voice_service: Any, voice_campaign: VoiceCampaign, chat_stub: StreamingChatStub,
 ) -> None:
@@ -59,7 +48,7 @@ async def test_the_hot_context_is_read_during_the_hangover_and_counted_once(
                      chat=OpenAIChat("stub", base_url=chat_stub.base_url), tts=Silent(),
                      sink=BufferSink())
     before = voice_service.turn_count(sid, "thaldrin")
-    first, second = await loop.run(WavSource(two_utterances(), speaker_id="ana",
+    first, second = await loop.run(WavSource(two_utterances(lead_in=4000), speaker_id="ana",
                                              speaker_name="Ana", realtime=True))
     assert first.early_final and second.early_final
     assert first.read_ahead and second.read_ahead

@@ -7,10 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from glyphoxa_pipelines.memory import SessionStore
-from glyphoxa_pipelines.providers.speech import Synthesized, Transcript
 from realtime.voice.audio import BufferSink, WavSource
 from realtime.voice.chat import OpenAIChat
 from realtime.voice.consolidator import Consolidator
@@ -20,6 +17,7 @@ from realtime.voice.summarizer import ChatSummarizer, ExtractiveSummarizer
 from tests.support.openai_stub import OpenAIStub
 from tests.voice.chat_stub import StreamingChatStub
 from tests.voice.conftest import VoiceCampaign
+from tests.voice.scripted import ScriptedRecognizer, Silent, two_utterances
 
 
 class CountingSummarizer:
@@ -129,30 +127,10 @@ async def test_consolidator_writes_on_the_clock_and_at_shutdown_once(
     assert cm.since(0) == []  # the log is trimmed once written
 
 
-class ScriptedRecognizer:
-    """Hears the given lines in order (the loop's wiring is under test, not Whisper)."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-
-    def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
-                   ) -> Transcript:
-        return Transcript(self.lines.pop(0))
-
-
-class Silent:
-    def synthesize(self, text: str) -> Synthesized:
-        return Synthesized(np.zeros(160, np.float32), 16_000)
-
-
 async def test_the_loop_keeps_its_history_through_the_context_manager(
     voice_service: Any, voice_campaign: VoiceCampaign, chat_stub: StreamingChatStub, db: Any,
 ) -> None:
-    rate = 16_000
-    t = np.arange(rate) / rate
-    tone = (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
-    quiet = np.zeros(rate, np.float32)
-    audio = Synthesized(np.concatenate([quiet[:8000], tone, quiet, tone, quiet]), rate)
+    audio = two_utterances()
     chat_stub.respond = lambda body: {"content": "Aye, that I do."}
     config = VoiceConfig(voice_campaign.session_id, "thaldrin", partial_every_s=0,
                          context_window_tokens=100)  # the instructions alone pass 75 %
