@@ -186,3 +186,26 @@ def test_the_padding_follows_the_audio_between_its_bounds(stt: Any) -> None:
     assert [partial.encoder_pad(s) for s in (0.5, 1.0, 5.0, 13.0)] == [3.0, 3.0, 5.0, 12.0]
     assert SpeechToText(encoder_pad_s=12.0).encoder_pad(1.0) == 12.0  # no bounds: fixed
     assert SpeechToText().encoder_pad(1.0) is None  # faster-whisper's own 30 s window
+
+
+def test_a_final_that_loops_tries_the_full_pad_before_the_30_s_window(
+    stt: Any, monkeypatch: Any,
+) -> None:
+    """A short tail padded to 4 s that loops is decoded again with 12 s of silence; only if
+    that loops too does the 30 s window run. Partials never retry: they give up empty."""
+    from glyphoxa_pipelines.providers.speech import Transcript, whisper
+
+    tried: list[float] = []
+
+    def decode(model: Any, audio: Any, *, pad_s: float, **_: Any) -> Transcript | None:
+        tried.append(pad_s)
+        return Transcript("Grimjaw lives in Ironhold") if pad_s >= 12.0 else None  # 4 s loops
+
+    monkeypatch.setattr(whisper, "decode_short", decode)
+    tail = np.zeros(16_000, np.float32)  # 1 s of audio
+    assert stt.transcribe(tail, 16_000).text == "Grimjaw lives in Ironhold"
+    assert tried == [4.0, 12.0]
+    tried.clear()
+    assert stt.for_partials().transcribe(tail, 16_000).text == ""
+    assert tried == [3.0]
+    assert stt.pads_to_try(12.0) == (12.0,)  # already the full pad: straight to the window

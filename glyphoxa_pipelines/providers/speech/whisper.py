@@ -130,6 +130,16 @@ class SpeechToText:
         return min(self.encoder_pad_s,
                    max(self.min_encoder_pad_s, self.pad_per_audio_s * audio_s))
 
+    def pads_to_try(self, pad: float) -> tuple[float, ...]:
+        """The paddings a decode tries in turn before the 30 s window: its own, then (when it
+        may fall back at all) the full `encoder_pad_s`. A short tail padded to a few seconds
+        sometimes loops on its last words where more silence gives it its end, and the full
+        pad costs well under half of the 30 s window's encoder."""
+        full = self.encoder_pad_s
+        if self.fallback_full_window and full is not None and full > pad:
+            return (pad, full)
+        return (pad,)
+
     def transcribe(
         self,
         samples: np.ndarray,
@@ -142,10 +152,11 @@ class SpeechToText:
         audio = resample(samples, sample_rate)
         pad = self.encoder_pad(len(audio) / WHISPER_RATE)
         if pad is not None:
-            short = decode_short(model, audio, pad_s=pad, hotwords=hotwords,
-                                 language=self.language)
-            if short is not None:
-                return short
+            for pad_s in self.pads_to_try(pad):
+                short = decode_short(model, audio, pad_s=pad_s, hotwords=hotwords,
+                                     language=self.language)
+                if short is not None:
+                    return short
             if not self.fallback_full_window:
                 return Transcript("")
         segments, _info = model.transcribe(
