@@ -74,14 +74,11 @@ class TranscriptWriter:
         # the party of the last Names object seen per campaign (rebuilt when the names are)
         self._parties: LRUCache[str, tuple[Names, tuple[str, ...]]] = LRUCache(MAX_SCENES)
 
-    async def write(self, session_id: str, items: Sequence[Any]) -> dict[str, Any]:
-        """Correct names inline and write to L1 (or the spool). `items` are EntryIn-like."""
-        return await self.store(await self.prepare(session_id, items))
-
     async def prepare(self, session_id: str, items: Sequence[Any]) -> PreparedWrite:
-        """The first half of `write`: the entries corrected in the session's scene (which
-        takes their names now, so lines are corrected in the order they were said). A live
-        turn needs only this before it answers; `store` may follow later, in order."""
+        """A write's first half: the entries (EntryIn-like `items`) corrected in the session's
+        scene (which takes their names now, so lines are corrected in the order they were
+        said) and validated. A live turn needs only this before it answers; `store` may
+        follow later, in order."""
         try:
             campaign_id: str | None = await self._campaigns.campaign_of(session_id)
         except DatabaseUnavailableError:
@@ -103,7 +100,7 @@ class TranscriptWriter:
         return PreparedWrite(session_id, campaign_id, names, new, out)
 
     async def store(self, prepared: PreparedWrite) -> dict[str, Any]:
-        """The second half of `write`: the L1 insert (or the spool), then pre-fetch on the
+        """A write's second half: the L1 insert (or the spool), then pre-fetch on the
         corrected text."""
         session_id, campaign_id, names, new = (prepared.session_id, prepared.campaign_id,
                                                prepared.names, prepared.entries)
