@@ -171,6 +171,16 @@ class SentenceTransformerEmbedder:
         with _LOAD_LOCK:
             return _load_sentence_transformer(self.model_path or bundled_model_path(), self.device)
 
+    def _shared_onnx(self, *, quantized: bool, threads: int | None) -> Any:
+        """The process's one ONNX session for this model and graph (exported on first use)."""
+        return onnx_encoder.shared_encoder(
+            self.model_path or bundled_model_path(),
+            lambda: self.model[0].auto_model,
+            quantized=quantized,
+            threads=threads,
+            spin=threads is None,
+        )
+
     def onnx_encoder(self, *, quantized: bool = False, threads: int | None = None) -> Any:
         """The model through ONNX Runtime (an `OnnxSentenceEncoder`), or None where the backend
         is torch, ONNX Runtime is missing or the export failed (logged once). `threads=1`
@@ -178,25 +188,13 @@ class SentenceTransformerEmbedder:
         answers with its int8 graph (float queries against int8 documents would mix models)
         and raises instead of falling back."""
         if self.int8:
-            return onnx_encoder.shared_encoder(
-                self.model_path or bundled_model_path(),
-                lambda: self.model[0].auto_model,
-                quantized=True,
-                threads=threads,
-                spin=threads is None,
-            )
+            return self._shared_onnx(quantized=True, threads=threads)
         if self.backend == "torch" or self.device != "cpu" or self._onnx_failed:
             return None
         if self.backend == "auto" and self.model_path is not None:
             return None
         try:
-            return onnx_encoder.shared_encoder(
-                self.model_path or bundled_model_path(),
-                lambda: self.model[0].auto_model,
-                quantized=quantized,
-                threads=threads,
-                spin=threads is None,
-            )
+            return self._shared_onnx(quantized=quantized, threads=threads)
         except (ImportError, onnx_encoder.ExportError) as exc:
             if self.backend == "onnx":
                 raise
