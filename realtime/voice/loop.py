@@ -294,14 +294,18 @@ class VoiceLoop:
 
         read_ahead = False
 
-        async def read() -> HotContext:
+        def took_ahead(got: HotContext) -> HotContext:
+            """The turn answers with a context read ahead: it counts as this turn's read."""
             nonlocal read_ahead
+            self.service.count_turn(cfg.session_id, cfg.npc_id)
+            read_ahead = True
+            timings["hot_context_read"] = since()
+            return got
+
+        async def read() -> HotContext:
             got = await self.ahead.take(utterance.speaker_id) if use_ahead else None
             if got is not None:  # else none was begun, or each failed: read now
-                self.service.count_turn(cfg.session_id, cfg.npc_id)
-                read_ahead = True
-                timings["hot_context_read"] = since()
-                return got
+                return took_ahead(got)
             await self.l1.flush()  # earlier turns' lines first (the queue is empty by now)
             got = await self.service.hot_context(cfg.session_id, cfg.npc_id)
             timings["hot_context_read"] = since()
@@ -319,10 +323,7 @@ class VoiceLoop:
         # which the queue runs while the model answers.
         ready = self.ahead.take_ready(utterance.speaker_id) if use_ahead else None
         if ready is not None:  # read during the hangover: no trip through the event loop
-            self.service.count_turn(cfg.session_id, cfg.npc_id)
-            read_ahead = True
-            timings["hot_context_read"] = since()
-            context, prepared = ready, await correct()
+            context, prepared = took_ahead(ready), await correct()
         else:
             context, prepared = await asyncio.gather(read(), correct())
         timings["hot_context"] = since()
