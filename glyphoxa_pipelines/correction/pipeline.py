@@ -13,6 +13,7 @@ from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_correc
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
+from glyphoxa_pipelines.correction.possessive import mask_possessives, with_possessives
 
 DEFAULT_CONFIG = CorrectionConfig()
 
@@ -59,6 +60,12 @@ def correct(
         extra = context_corrections(
             text, index, settled, word_confidences, scene, cfg, scan=scan, changed=stage1
         )
+        masked = mask_possessives(text, cfg.function_zipf)
+        if masked is not None:  # "scamlin's": the name read without its possessive too
+            again = context_corrections(
+                masked.text, index, settled, word_confidences, scene, cfg, changed=stage1
+            )
+            extra = with_possessives(extra, again, masked)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])

@@ -1,0 +1,72 @@
+"""A name said with a possessive ("Scanlan's") and misheard ("scamlin's", "Kiela's").
+
+The context stage reads each word as written, so the possessive's S runs on after the name's
+last sound: "Kiela's" is no longer a sound short of Keyleth, "Clerida's" no longer has
+Clarota's code, and a fix that does match writes the name over the whole word and drops the
+"'s". Stage 1 reads a possessive word both ways (`Scan.variants`); the context stage gets the
+same by a second run over the text with each possessive ending masked. The mask keeps every
+offset and every whitespace word (Whisper's confidences still line up with the words), and it
+parts the word from the next, since a name ends where its possessive does. A fix found that
+way ends before the "'s", which stays as it was said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from glyphoxa_pipelines.correction.models import Correction
+from glyphoxa_pipelines.correction.name_index import word_zipf
+
+# "'s" after a word of letters and before no further letter ("Kiela's", not "'sup"); the curly
+# apostrophes Whisper and editors write count too
+_POSSESSIVE = re.compile(r"(?<=[^\W\d_]{2})['’ʼ][sS](?![^\W_])")
+_WORD_BEFORE = re.compile(r"[^\W\d_]+$")
+# as long as "'s", no letter, no space: the word before ends there and joins nothing after
+_MASK = "--"
+
+
+@dataclass(frozen=True, slots=True)
+class MaskedPossessives:
+    """The text with each possessive ending masked, and where those endings began."""
+
+    text: str
+    base_ends: frozenset[int]
+
+
+def mask_possessives(text: str, function_zipf: float) -> MaskedPossessives | None:
+    """`text` with every possessive "'s" masked, or None when it has none (most lines). The
+    "'s" of a function word ("it's", "that's", "he's") is a contraction, never a name's."""
+    ends = []
+    for m in _POSSESSIVE.finditer(text):
+        word = _WORD_BEFORE.search(text, 0, m.start())
+        if word is not None and word_zipf(word.group()) < function_zipf:
+            ends.append(m.start())
+    if not ends:
+        return None
+    masked = list(text)
+    for end in ends:
+        masked[end : end + len(_MASK)] = _MASK
+    return MaskedPossessives("".join(masked), frozenset(ends))
+
+
+def with_possessives(
+    found: Sequence[Correction], masked_found: Sequence[Correction], masked: MaskedPossessives
+) -> list[Correction]:
+    """The context stage's corrections of the text as written (`found`) joined with those of
+    the masked text (`masked_found`) that end where a possessive begins: the name written before
+    the "'s". Where both readings changed the same word, the same entity keeps the possessive
+    reading and two different entities change nothing, as when two names tie."""
+    extra = [c for c in masked_found if c.end in masked.base_ends]
+    if not extra:
+        return list(found)
+    dropped: set[int] = set()
+    out: list[Correction] = []
+    for c in extra:
+        rivals = [k for k, f in enumerate(found) if f.start < c.end and c.start < f.end]
+        dropped.update(rivals)
+        if all(found[k].entity == c.entity for k in rivals):
+            out.append(c)
+    out += [f for k, f in enumerate(found) if k not in dropped]
+    return sorted(out, key=lambda c: c.start)

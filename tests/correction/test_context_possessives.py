@@ -1,0 +1,62 @@
+"""A misheard name said with a possessive (issue 13, fifth pass): the context stage reads the
+word without its "'s" too, and a fix keeps the "'s" as it was said."""
+
+from __future__ import annotations
+
+from glyphoxa_pipelines.correction import NameIndex, correct
+from glyphoxa_pipelines.correction.possessive import mask_possessives
+
+INDEX = NameIndex(["Keyleth", "Scanlan", "Clarota", "Grog", "Vex"])
+
+
+def confidences(text: str, unsure: set[str], p: float = 0.4) -> list[float]:
+    return [p if w.strip(",.!?") in unsure else 0.98 for w in text.split()]
+
+
+def fixed(text: str, unsure: set[str], scene: list[str]) -> str:
+    return correct(text, INDEX, confidences(text, unsure), scene=scene).text
+
+
+def test_mask_keeps_offsets_and_whitespace_words() -> None:
+    text = "It's Kiela's and Vex’s turn, isn't it?"
+    masked = mask_possessives(text, 5.5)
+    assert masked is not None
+    assert len(masked.text) == len(text)
+    assert len(masked.text.split()) == len(text.split())  # Whisper's confidences line up
+    assert masked.text.startswith("It's Kiela-- and Vex-- turn")  # "It's" is no possessive
+    assert masked.base_ends == {text.index("'s and"), text.index("’s turn")}
+    assert mask_possessives("No possessive here, isn't it? That's it.", 5.5) is None
+
+
+def test_possessive_of_a_misheard_scene_name_keeps_its_s() -> None:
+    text = "I grab scamlin's arm and run."
+    assert fixed(text, {"scamlin's"}, ["Scanlan"]) == "I grab Scanlan's arm and run."
+
+
+def test_possessive_s_no_longer_hides_a_name_a_sound_short() -> None:
+    # "Kiela" is Keyleth less its last sound; the possessive's S used to run on after it
+    text = "We go to Kiela's side."
+    assert fixed(text, {"Kiela's"}, ["Keyleth"]) == "We go to Keyleth's side."
+    text = "She heals Clerida's wound."
+    assert fixed(text, {"Clerida's"}, ["Clarota"]) == "She heals Clarota's wound."
+
+
+def test_possessives_that_stay() -> None:
+    # an ordinary word, doubted, with a scene name of a near sound
+    ordinary = "The killer's knife is sharp."
+    assert fixed(ordinary, {"killer's"}, ["Keyleth"]) == ordinary
+    # a name-like word with no known name near it
+    kyle = "We go to Kyle's house."
+    assert fixed(kyle, {"Kyle's"}, ["Keyleth", "Grog"]) == kyle
+    # the same mishearing with its name out of play, and a name heard right
+    assert fixed("We go to Kiela's side.", {"Kiela's"}, ["Grog"]) == "We go to Kiela's side."
+    right = "Keyleth's staff glows."
+    assert fixed(right, {"Keyleth's"}, ["Keyleth"]) == right
+
+
+def test_possessive_ends_the_name_it_closes() -> None:
+    # the word after a possessive never joins the name ("Grug's axe" is not one name)
+    text = "He takes Grug's axe."
+    result = correct(text, INDEX, confidences(text, {"Grug's"}), scene=["Grog"])
+    assert result.text == "He takes Grog's axe."
+    assert [(c.original, c.replacement) for c in result.corrections] == [("Grug", "Grog")]
