@@ -42,6 +42,7 @@ from glyphoxa_pipelines.correction.phonetic import Scan, Token
 from glyphoxa_pipelines.correction.written_forms import (
     across_comma,
     onset_heard_as_the,
+    rest_heard_apart,
     split_over_ordinary_name,
 )
 
@@ -86,6 +87,8 @@ class _Scene:
     variant_lengths: frozenset[int]
     # their one-word forms that begin with a V: Whisper may write that sound as "the"
     voiced: tuple[NameForm, ...] = ()
+    # their one-word forms: one may be heard as a name it begins with and a word ("Vex Alia")
+    single: tuple[NameForm, ...] = ()
 
 
 _NO_SCENE = _Scene(frozenset(), {}, {}, {}, frozenset())
@@ -103,6 +106,7 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
     by_size: dict[int, list[NameForm]] = {}
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
+    single: list[NameForm] = []
     for form in forms.values():
         if not form.common and form.n_words == 1 and form.joined.startswith("v"):
             voiced.append(form)
@@ -112,6 +116,7 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
             if form.n_words > 1:
                 by_size.setdefault(form.n_words, []).append(form)
             else:
+                single.append(form)
                 for short in {fold(code)[:-1] for code in form.codes if len(code) >= 3}:
                     by_short.setdefault(short, []).append(form)
     return _Scene(
@@ -121,6 +126,7 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
         {k: tuple(v) for k, v in by_short.items()},
         frozenset(map(len, out)),
         tuple(voiced),
+        tuple(single),
     )
 
 
@@ -512,6 +518,12 @@ def context_corrections(
                 )
                 if score >= need:
                     hits.append(_Hit(first, last, form, score))
+    if in_play.single and any(named):
+        # a one-word name heard as a name it begins with and a word ("Vex Alia" for Vex'ahlia)
+        apart = rest_heard_apart(
+            norms, zipfs, named, blocked, joinable, unsure_of, in_play.single, cfg
+        )
+        hits.extend(_Hit(*span) for span in apart)
     return _choose(text, scan, hits, cfg)
 
 

@@ -1,9 +1,10 @@
 """Context-stage rules for the ways Whisper writes a name it heard that the window walk in
 `context.py` cannot see as a name: split by a comma it guessed ("Hi, Russ." for Hieris),
 split over a name that is also an ordinary word ("Elder Nax" for Eldrinax, "Elder" being a
-name too), or with a first V heard as "the" ("serves the Exmirror" for Vexmira). Each takes
-the evidence a window of its kind needs and returns (first word, last word, name, score)
-spans for the context stage to choose among.
+name too), with a first V heard as "the" ("serves the Exmirror" for Vexmira), or as a
+shorter name and a word ("Vex Alia" for Vex'ahlia). Each takes the evidence a window of its
+kind needs and returns (first word, last word, name, score) spans for the context stage to
+choose among.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from glyphoxa_pipelines.correction.models import CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
     NameIndex,
+    english_zipf,
     phonetic_codes,
     spelling_key,
 )
@@ -90,4 +92,45 @@ def split_over_ordinary_name(
                 score = _jw(joined, form.joined)
                 if score >= cfg.split_threshold:
                     out.append((first, last, form, score))
+    return out
+
+
+def rest_heard_apart(
+    norms: Sequence[str],
+    zipfs: Sequence[float],
+    named: Sequence[bool],
+    blocked: Sequence[bool],
+    joinable: Sequence[bool],
+    unsure_of: Sequence[bool],
+    single: Sequence[NameForm],
+    cfg: CorrectionConfig,
+) -> list[Span]:
+    """A one-word scene name heard as a shorter name it begins with, heard right, and a word for
+    the rest ("Vex Alia" for Vex'ahlia, "Vax Ildan" for Vax'ildan): the apostrophe is a pause
+    Whisper hears as a word break, and the first part is a name of its own, so the window walk
+    takes it as said. The two words must have the very code of the name, spelled as close as a
+    spelling-only match (`fuzzy_threshold`), and the second word must be no function word and
+    either doubted or no English: "Vex and Alia", or an ordinary word said clearly after the
+    name, stays. `single` are the scene's one-word names."""
+    out = []
+    for k in range(len(norms) - 1):
+        after = k + 1
+        if not named[k] or named[after] or blocked[after] or not joinable[after]:
+            continue
+        if zipfs[after] >= cfg.function_zipf:
+            continue
+        if not unsure_of[after] and english_zipf(norms[after]) >= cfg.english_zipf:
+            continue
+        head = norms[k]
+        joined = head + norms[after]
+        codes: tuple[str, ...] | None = None
+        for form in single:
+            if len(form.joined) <= len(head) + 2 or not form.joined.startswith(head):
+                continue
+            codes = codes or phonetic_codes(joined)
+            if not any(code in form.codes for code in codes):
+                continue
+            score = max(_jw(joined, form.joined), _jw(spelling_key(joined), form.key))
+            if score >= cfg.fuzzy_threshold:
+                out.append((k, after, form, score))
     return out
