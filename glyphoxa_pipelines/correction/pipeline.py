@@ -60,7 +60,7 @@ def correct(
         extra = context_corrections(
             text, index, settled, word_confidences, scene, cfg, scan=scan, changed=stage1
         )
-        masked = mask_possessives(text, cfg.function_zipf)
+        masked = mask_possessives(text, word_confidences, index.by_joined, cfg)
         if masked is not None:  # "scamlin's": the name read without its possessive too
             again = context_corrections(
                 masked.text, index, settled, word_confidences, scene, cfg, changed=stage1

@@ -13,11 +13,11 @@ way ends before the "'s", which stays as it was said.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
-from glyphoxa_pipelines.correction.models import Correction
-from glyphoxa_pipelines.correction.name_index import word_zipf
+from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
+from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
 
 # "'s" after a word of letters and before no further letter ("Kiela's", not "'sup"); the curly
 # apostrophes Whisper and editors write count too
@@ -35,20 +35,46 @@ class MaskedPossessives:
     base_ends: frozenset[int]
 
 
-def mask_possessives(text: str, function_zipf: float) -> MaskedPossessives | None:
-    """`text` with every possessive "'s" masked, or None when it has none (most lines). The
-    "'s" of a function word ("it's", "that's", "he's") is a contraction, never a name's."""
+def mask_possessives(
+    text: str,
+    word_confidences: Sequence[float] | None,
+    names: Container[str],
+    cfg: CorrectionConfig,
+) -> MaskedPossessives | None:
+    """`text` with the possessive "'s" masked where the word before may be a misheard name, or
+    None when there is no such word (most lines: the second run costs a whole context pass).
+    Left as they are: the "'s" of a function word ("it's", "that's": a contraction), of a name
+    heard right (`names`: normalized spellings), and of an ordinary word Whisper was sure of
+    (the context stage would change it in neither reading)."""
     ends = []
     for m in _POSSESSIVE.finditer(text):
         word = _WORD_BEFORE.search(text, 0, m.start())
-        if word is not None and word_zipf(word.group()) < function_zipf:
-            ends.append(m.start())
+        if word is None:
+            continue
+        zipf = word_zipf(word.group())
+        if zipf >= cfg.function_zipf or normalize(word.group()) in names:
+            continue
+        if zipf >= cfg.common_zipf and not _doubted(text, m.start(), word_confidences, cfg):
+            continue
+        ends.append(m.start())
     if not ends:
         return None
     masked = list(text)
     for end in ends:
         masked[end : end + len(_MASK)] = _MASK
     return MaskedPossessives("".join(masked), frozenset(ends))
+
+
+def _doubted(
+    text: str, at: int, word_confidences: Sequence[float] | None, cfg: CorrectionConfig
+) -> bool:
+    """Whether Whisper was unsure of the whitespace word holding `at` (False when unknown)."""
+    if not word_confidences:
+        return False
+    words = text.split()
+    if len(words) != len(word_confidences):
+        return False  # confidences of another text: no signal
+    return word_confidences[len(text[:at].split()) - 1] < cfg.unsure_confidence
 
 
 def with_possessives(

@@ -3,7 +3,7 @@ word without its "'s" too, and a fix keeps the "'s" as it was said."""
 
 from __future__ import annotations
 
-from glyphoxa_pipelines.correction import NameIndex, correct
+from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct
 from glyphoxa_pipelines.correction.possessive import mask_possessives
 
 INDEX = NameIndex(["Keyleth", "Scanlan", "Clarota", "Grog", "Vex"])
@@ -18,14 +18,19 @@ def fixed(text: str, unsure: set[str], scene: list[str]) -> str:
 
 
 def test_mask_keeps_offsets_and_whitespace_words() -> None:
-    text = "It's Kiela's and Vex’s turn, isn't it?"
-    masked = mask_possessives(text, 5.5)
+    text = "It's Kiela's and Bex’s turn, isn't it?"
+    masked = mask_possessives(text, None, INDEX.by_joined, CorrectionConfig())
     assert masked is not None
     assert len(masked.text) == len(text)
     assert len(masked.text.split()) == len(text.split())  # Whisper's confidences line up
-    assert masked.text.startswith("It's Kiela-- and Vex-- turn")  # "It's" is no possessive
+    assert masked.text.startswith("It's Kiela-- and Bex-- turn")  # "It's" is no possessive
     assert masked.base_ends == {text.index("'s and"), text.index("’s turn")}
-    assert mask_possessives("No possessive here, isn't it? That's it.", 5.5) is None
+    cfg = CorrectionConfig()
+    assert mask_possessives("No possessive here, isn't it? That's it.", None, (), cfg) is None
+    # a name heard right, or an ordinary word said clearly, keeps its "'s" unread
+    assert mask_possessives("Keyleth's and the killer's turn.", None, INDEX.by_joined, cfg) is None
+    doubted = mask_possessives("The killer's turn.", [0.9, 0.4, 0.9], (), cfg)
+    assert doubted is not None and doubted.text == "The killer-- turn."
 
 
 def test_possessive_of_a_misheard_scene_name_keeps_its_s() -> None:
