@@ -41,7 +41,7 @@ for path in (ROOT, ROOT / "bench"):
 if os.environ.get("GLYPHOXA_BENCH_CODE"):
     sys.path.insert(0, os.environ["GLYPHOXA_BENCH_CODE"])
 
-from build_stt_corpus import DEMO, default_out  # noqa: E402
+from build_stt_corpus import DEMO, crd3_turns, default_out, name_pattern  # noqa: E402
 from correction import (  # noqa: E402
     DEFAULT_DATA,
     NoiseSimulator,
@@ -109,6 +109,32 @@ def with_party(rows: list[dict[str, Any]], party: dict[str, tuple[str, ...]]) ->
     """Each row's scene with its source's party added."""
     for row in rows:
         row["scene"] = sorted(set(row.get("scene") or ()) | set(party.get(row["source"], ())))
+
+
+def widen_scenes(rows: list[dict[str, Any]], data: Path, names: list[str], turns: int) -> bool:
+    """Each CRD3 row's scene widened to the names said in the `turns` turns before it in its
+    episode (the corpus stores the 40 turns' scene; the transcripts give the rest). False,
+    scenes unchanged, without CRD3 under `data`."""
+    crd3 = data / "crd3" / "cleaned"
+    if not crd3.is_dir():
+        return False
+    history = crd3_turns(crd3)
+    where = {f"crd3:{episode}:{number}": k for k, (episode, number, _, _) in enumerate(history)}
+    pattern = name_pattern(names)
+    said = [[m.group() for m in pattern.finditer(line)] for _, _, _, line in history]
+    for row in rows:
+        k = where.get(row["id"]) if row["source"] == "crd3" else None
+        if k is None:
+            continue
+        episode = history[k][0]
+        wider = {
+            name
+            for j in range(max(0, k - turns), k)
+            if history[j][0] == episode
+            for name in said[j]
+        }
+        row["scene"] = sorted(wider | set(row.get("scene") or ()))
+    return True
 
 
 def entity_of(known: Iterable[tuple[str, list[str]]]) -> dict[str, str]:
@@ -320,6 +346,12 @@ def main(argv: list[str] | None = None) -> int:
         "read the held-out half's only once the rules are fixed)",
     )
     parser.add_argument("--no-party", action="store_true", help="scenes without the party")
+    parser.add_argument(
+        "--scene-turns",
+        type=int,
+        default=None,
+        help="widen CRD3 scenes to the names of this many turns before (read from --data)",
+    )
     parser.add_argument("--base", type=Path, default=None, help="checkout to time against")
     parser.add_argument("--latency-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -332,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"bench": "correction_stt", "skipped": True, "reason": f"no {folder}"}))
         return 0
     rows, entities = load_corpus(folder)
+    if args.scene_turns is not None:
+        crd3_names = [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
+        if not widen_scenes(rows, args.data, crd3_names, args.scene_turns):
+            print(f"no CRD3 under {args.data}: scenes as the corpus stores them")
     if not args.no_party:
         with_party(rows, parties())
     known = build_entities(entities, args.names, args.seed)
@@ -341,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         "bench": "correction_stt",
         "known_names": args.names,
         "party": not args.no_party,
+        "scene_turns": args.scene_turns,
     }
     if args.dump is not None:
         count = dump_outputs(rows, index, args, args.dump)
