@@ -44,6 +44,7 @@ from glyphoxa_pipelines.correction.window_scoring import (
     normalized_hit,
     spelling_fallback_possible,
 )
+from glyphoxa_pipelines.correction.word_memo import memo_for
 
 TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
@@ -53,6 +54,7 @@ _NAME_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|La|Le|Van|Von)(?=[A-Z])")
 _CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
 _POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
 _CACHE = 200_000
+_DEFAULT_CONFIG = CorrectionConfig()
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,13 +248,14 @@ def find_corrections(
     The second list holds character spans (start, end) already settled: exact hits and
     corrected spans; stage 2 must not touch them. `scan` is `Scan(text)` when the caller has it.
     """
-    cfg = config or CorrectionConfig()
+    cfg = config or _DEFAULT_CONFIG
     if not text or not index:
         return [], []
     scan = scan or Scan(text)
     count = len(scan.norms)
     if not count:
         return [], []
+    single_name = memo_for(index, cfg).single
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
     joinable, plain, title = scan.joinable, scan.plain, scan.title
     by_surface = index.by_surface
@@ -397,20 +400,26 @@ def find_corrections(
                         (first_sizes, last_sizes[last]),
                     ):
                         continue
-                win = Window(
-                    norms_of[first:last] + [norm],
-                    win_joined,
-                    text[starts[first] : end],
-                    zipfs_of[first:last] + [zipf],
-                    exact_tokens[first : last + 1],
-                    all_common and common,
-                    titled if n > 1 else alone_titled,
-                    initial_of[first],
-                )
-                if forms is not None:
-                    result = normalized_hit(win, forms, cfg)
+                if forms is None and n == 1:
+                    # a word alone: its result depends on the word and where it stands only
+                    result = single_name(
+                        text[starts[first] : end], norm, zipf, alone_titled, initial_of[first]
+                    )
                 else:
-                    result = best_name(win, index, cfg)
+                    win = Window(
+                        norms_of[first:last] + [norm],
+                        win_joined,
+                        text[starts[first] : end],
+                        zipfs_of[first:last] + [zipf],
+                        exact_tokens[first : last + 1],
+                        all_common and common,
+                        titled if n > 1 else alone_titled,
+                        initial_of[first],
+                    )
+                    if forms is not None:
+                        result = normalized_hit(win, forms, cfg)
+                    else:
+                        result = best_name(win, index, cfg)
                 if result is not None:
                     form, score, method, exact = result
                     split = n > form.n_words and not exact and method != "normalized"
@@ -498,7 +507,7 @@ def _may_match(
             english_zipf(norm) < cfg.english_zipf
             or any(english_zipf(w) < cfg.english_zipf for w in norms_of[first:last])
         )
-        and spelling_fallback_possible(index, joined, cfg)
+        and spelling_fallback_possible(index, joined, n, cfg)
     )
 
 

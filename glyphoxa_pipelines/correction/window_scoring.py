@@ -293,15 +293,53 @@ def fallback_lengths_ok(index: NameIndex, joined: str, cfg: CorrectionConfig) ->
     return any(length in lengths for length in range(low, int(size / 0.8) + 1))
 
 
-def spelling_fallback_possible(index: NameIndex, joined: str, cfg: CorrectionConfig) -> bool:
-    """Whether the spelling fallback could find a name: one of a length it accepts
-    (`fallback_lengths_ok`), spelled closely enough. One search in C instead of a window's
-    full scoring."""
+@lru_cache(maxsize=4096)
+def _fallback_strings(
+    index: NameIndex,
+    first: str,
+    size: int,
+    key_size: int,
+    n: int,
+    gates: tuple[int, float, float, int],
+) -> tuple[str, ...]:
+    """The joined names beginning with `first` that `_joined_score` could accept without a
+    code in common for a window of `n` words, `size` letters and a spelling key of `key_size`:
+    its gates on the name alone (not an ordinary-word name, no equal word count, few extra
+    words) and on the lengths, in its own order and arithmetic. Keyed by shape, not by the
+    window: a few hundred entries serve every utterance. `gates` are the configuration's
+    (max_extra_words, min_length_ratio, max_length_ratio, fuzzy_min_length): hashing the
+    whole configuration would cost more than the look-up saves."""
+    max_extra, min_ratio, max_ratio, min_length = gates
+    out = []
+    for length, key_length, words, common, joined in index.first_shapes.get(first, ()):
+        if common or (n > 1 and n == words) or n > words + max_extra:
+            continue
+        ratio = size / length
+        if ratio < min_ratio or ratio > max_ratio:
+            ratio = key_size / key_length
+            if ratio < min_ratio or ratio > max_ratio:
+                continue
+        if min(size, length) < min_length or not 0.8 <= ratio <= 1.25:
+            continue
+        out.append(joined)
+    return tuple(out)
+
+
+def spelling_fallback_possible(
+    index: NameIndex, joined: str, n: int, cfg: CorrectionConfig
+) -> bool:
+    """Whether the spelling fallback could find a name for a window of `n` words with no code
+    in common with any name: one of a length it accepts (`fallback_lengths_ok`), spelled
+    closely enough. One search in C instead of a window's full scoring, over only the names
+    whose lengths `_joined_score` would accept (a fifth of the letter's names or fewer: the
+    search is the dearest step of the walk's pre-checks)."""
     if not fallback_lengths_ok(index, joined, cfg):
         return False
-    strings, _ = index.by_first[joined[0]]
+    gates = (cfg.max_extra_words, cfg.min_length_ratio, cfg.max_length_ratio, cfg.fuzzy_min_length)
+    strings = _fallback_strings(index, joined[0], len(joined), len(spelling_key(joined)), n, gates)
     return (
-        process.extractOne(joined, strings, scorer=_jw, score_cutoff=cfg.fuzzy_threshold)
+        bool(strings)
+        and process.extractOne(joined, strings, scorer=_jw, score_cutoff=cfg.fuzzy_threshold)
         is not None
     )
 

@@ -1,0 +1,100 @@
+"""The walk's speed-ups must not change what it finds: the one-word memo answers as
+`best_name` does and stays bounded, and the spelling fallback's length-filtered search says
+yes to every window `best_name` matches by spelling alone."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct, word_memo
+from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
+from glyphoxa_pipelines.correction.window_scoring import (
+    Window,
+    best_name,
+    spelling_fallback_possible,
+)
+from glyphoxa_pipelines.correction.word_memo import memo_for
+
+ENTITIES = [
+    "Eldrinax",
+    "Grimjaw",
+    "Kraghammer",
+    "Allura Vysoren",
+    ("Vax'ildan", ["Vax"]),
+    "Tiberius Stormwind",
+    "Thaljurandir",
+    "Brannoc",
+    "Grinchock",
+]
+
+HEARD = [
+    "Eldrinacks",
+    "Grimjow",
+    "kraghamer",
+    "Vaks",
+    "Brannock",
+    "Grincho",
+    "Thaljur",
+    "tiberias",
+    "Zorblax",
+    "eldrinax",
+]
+
+
+def test_a_remembered_word_is_what_best_name_finds() -> None:
+    index, cfg = NameIndex(ENTITIES), CorrectionConfig()
+    memo = memo_for(index, cfg)
+    found = 0
+    for text, titled, initial in itertools.product(HEARD, (False, True), (False, True)):
+        norm = normalize(text)
+        window = Window([norm], norm, text, [word_zipf(text)], [False], False, titled, initial)
+        expected = best_name(window, index, cfg)
+        for _ in range(2):  # the first answer computed, the second remembered
+            assert memo.single(text, norm, word_zipf(text), titled, initial) == expected
+        found += expected is not None
+    assert found >= 8  # the words above are mostly names misheard: the memo holds results
+
+
+def test_the_memo_is_per_index_and_configuration_and_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(word_memo, "WORDS_KEPT", 4)
+    index, cfg = NameIndex(ENTITIES), CorrectionConfig()
+    memo = memo_for(index, cfg)
+    assert memo_for(index, cfg) is memo
+    assert memo_for(index, CorrectionConfig(fuzzy_threshold=0.9)) is not memo
+    assert memo_for(NameIndex(ENTITIES), cfg) is not memo
+    line = "we met " + " and ".join(HEARD) + " at the gate"
+    first = correct(line, index, config=cfg)
+    assert memo.single.cache_info().currsize == 4  # more words than it keeps were scored
+    assert correct(line, index, config=cfg) == first
+    # past MEMOS_KEPT other pairs the oldest memo is dropped, and a new one gives the same
+    for _ in range(word_memo.MEMOS_KEPT):
+        memo_for(NameIndex(ENTITIES), cfg)
+    assert memo_for(index, cfg) is not memo
+    assert correct(line, index, config=cfg) == first
+    assert first.corrections  # the line holds misheard names: the check compares findings
+
+
+def test_the_fallback_search_says_yes_to_every_window_spelled_close_to_a_name() -> None:
+    # every two-word window of these words that best_name matches with no code in common
+    # ("fuzzy": "yal reth" for Yareth) must pass the filtered search, or the walk would skip
+    # it; the words that match nothing ("ia", "kie") check that the search can say no
+    index = NameIndex(["Trinket", "Tiberius", "Laduguer", "Balgus", "Yareth", "Grimjaw"])
+    cfg = CorrectionConfig()
+    words = ["trin", "kie", "tiber", "ia", "lajug", "er", "bal", "dus", "yal", "reth", "grim"]
+    words.append("jall")
+    fuzzy = refused = 0
+    for a, b in itertools.permutations(words, 2):
+        zipfs = [word_zipf(a), word_zipf(b)]
+        window = Window([a, b], a + b, f"{a} {b}", zipfs, [False, False], False, False)
+        result = best_name(window, index, cfg)
+        possible = spelling_fallback_possible(index, a + b, 2, cfg)
+        if result is not None and result[2] == "fuzzy":
+            fuzzy += 1
+            assert possible, (a, b)
+        refused += not possible
+    assert fuzzy >= 4
+    assert refused >= 100
