@@ -158,15 +158,17 @@ def _confidences(
     return out
 
 
-def _codes_agree(codes: tuple[str, ...], form: NameForm) -> tuple[bool, bool, bool]:
-    """(same code, same up to confusable consonants, within one edit up to them) of a window
-    and a name."""
-    if any(code in form.codes for code in codes):
+@lru_cache(maxsize=65_536)
+def _codes_agree(codes: tuple[str, ...], name_codes: tuple[str, ...]) -> tuple[bool, bool, bool]:
+    """(same code, same up to confusable consonants, within one edit up to them) of a window's
+    codes and a name's. Kept per pair of codes: codes are shared by many spellings, and the
+    same ones meet the scene's names utterance after utterance."""
+    if any(code in name_codes for code in codes):
         return True, True, True
     folds = edit = False
     for code in codes:
         folded = fold(code)
-        for other in form.codes:
+        for other in name_codes:
             distance = Levenshtein.distance(folded, fold(other))
             folds = folds or distance == 0
             edit = edit or (distance <= 1 and min(len(code), len(other)) >= 3)
@@ -239,15 +241,26 @@ def _sounded(
         if word == name_word:
             total += 1.0
             continue
-        sim = _jw(word, name_word)
-        if sim < cfg.anchor_threshold:
-            return None
-        heard = [fold(c) for c in phonetic_codes(word)]
-        said = [fold(c) for c in form.word_codes[k]]
-        if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
+        sim = _sounds_like(word, name_word, cfg.anchor_threshold)
+        if sim < 0.0:
             return None
         total += sim
     return total / len(words)
+
+
+@lru_cache(maxsize=65_536)
+def _sounds_like(word: str, name_word: str, anchor_threshold: float) -> float:
+    """Jaro-Winkler of a heard word and a differing name word when its code agrees with the
+    name word's or runs on past it (B/V, M/N folded), else -1.0. Kept per pair: the same
+    words meet the scene's names utterance after utterance."""
+    sim = _jw(word, name_word)
+    if sim < anchor_threshold:
+        return -1.0
+    heard = [fold(c) for c in phonetic_codes(word)]
+    said = [fold(c) for c in phonetic_codes(name_word)]
+    if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
+        return -1.0
+    return sim
 
 
 def _named_anchor_hits(
@@ -420,14 +433,14 @@ def context_corrections(
                 for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
                     for form in by_edge.get(key, ()):
                         forms[id(form)] = form
-                if unsure:
+                if unsure and not all_common:
                     # the scene's names of as many words, heard as other words of their
-                    # sounds: no look-up finds them, and only this rule may take them
+                    # sounds: no look-up finds them, and only this rule may take them (not
+                    # when every word is an ordinary one: `_sounded` refuses those)
+                    words, window_zipfs = norms[first : last + 1], zipfs[first : last + 1]
                     for form in in_play.by_size.get(n, ()):
                         if id(form) not in forms:
-                            score = _sounded(
-                                norms[first : last + 1], zipfs[first : last + 1], form, cfg
-                            )
+                            score = _sounded(words, window_zipfs, form, cfg)
                             if score is not None and score >= cfg.sounded_threshold:
                                 hits.append(_Hit(first, last, form, score))
             if (
@@ -475,7 +488,7 @@ def context_corrections(
                         if score is not None and score >= cfg.sounded_threshold:
                             hits.append(_Hit(first, last, form, score))
                             continue
-                exact, folds, edit = _codes_agree(codes, form)
+                exact, folds, edit = _codes_agree(codes, form.codes)
                 # a consonant pair traded or one edit apart is close only for a name of the
                 # scene: among thousands of names, some made-up one is always that near
                 # ("borrel" is not "Vrel", "brained" not "Vriand")

@@ -38,9 +38,9 @@ from glyphoxa_pipelines.correction.name_index import (
 )
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
-    aligned_forms,
     aligned_score,
     best_name,
+    edge_candidates,
     normalized_hit,
     spelling_fallback_possible,
 )
@@ -491,11 +491,16 @@ def _may_match(
             )
         )
     ):
-        # some name of as many words shares an edge word or its code: score them word by
-        # word as `best_name` will (cheap, cached per word pair), since most such windows
-        # ("the wall and" against "the X Y" names) fail at their first differing word
+        # some name of as many words shares an edge word or its code: score word by word,
+        # as `best_name` will, only those whose edge word the window's may stand for (kept
+        # per word): most such windows ("the wall and" against "the X Y" names) have none
         threshold = cfg.phonetic_threshold
-        for form in aligned_forms(index, n, norms_of[first], norm, not all_common):
+        pair = (cfg.short_length, cfg.phonetic_threshold, cfg.fuzzy_threshold)
+        codes = not all_common
+        for form in (
+            *edge_candidates(index, n, norms_of[first], codes, 0, pair),
+            *edge_candidates(index, n, norm, codes, -1, pair),
+        ):
             aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
             if aligned is not None and aligned >= threshold:
                 return True

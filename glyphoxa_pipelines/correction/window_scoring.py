@@ -148,6 +148,37 @@ def aligned_forms(
     return out
 
 
+@lru_cache(maxsize=65_536)
+def edge_candidates(
+    index: NameIndex,
+    n: int,
+    word: str,
+    codes: bool,
+    at: int,
+    pair: tuple[int, float, float],
+) -> tuple[NameForm, ...]:
+    """The names of `n` words that `aligned_forms` draws from `word`'s own keys (its words,
+    and with `codes` its codes) and whose word at `at` (0: first, -1: last) `word` may stand
+    for in `aligned_score`: the same word, or a pair `pair_similarity` does not rule out
+    (`pair`: its short_length, phonetic and fuzzy thresholds). A window's first word's
+    candidates at 0 and its last word's at -1 hold every name `aligned_score` can accept
+    (both edge words must align), mostly none: kept per word, since words repeat."""
+    keys = [(n, "w:" + word)]
+    if codes:
+        keys.extend((n, "c:" + c) for c in phonetic_codes(word))
+    seen: set[int] = set()
+    out = []
+    for key in keys:
+        for form in index.by_edge.get(key, ()):
+            if id(form) in seen:
+                continue
+            seen.add(id(form))
+            name_word = form.words[at]
+            if word == name_word or pair_similarity(word, name_word, *pair) >= 0.0:
+                out.append(form)
+    return tuple(out)
+
+
 def _code_need(code_length: int, cfg: CorrectionConfig) -> float:
     """Jaro-Winkler needed on top of a code match: the longer the codes that agree, the more
     evidence they are, from `fuzzy_threshold` for 3-letter codes down to `phonetic_threshold`."""

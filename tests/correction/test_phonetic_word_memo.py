@@ -1,6 +1,7 @@
 """The walk's speed-ups must not change what it finds: the one-word memo answers as
-`best_name` does and stays bounded, and the spelling fallback's length-filtered search says
-yes to every window `best_name` matches by spelling alone."""
+`best_name` does and stays bounded, the spelling fallback's length-filtered search says yes
+to every window `best_name` matches by spelling alone, and the edge words' candidates hold
+every multi-word name the word-by-word scoring accepts."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct, 
 from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
+    aligned_forms,
+    aligned_score,
     best_name,
+    edge_candidates,
     spelling_fallback_possible,
 )
 from glyphoxa_pipelines.correction.word_memo import memo_for
@@ -98,3 +102,30 @@ def test_the_fallback_search_says_yes_to_every_window_spelled_close_to_a_name() 
         refused += not possible
     assert fuzzy >= 4
     assert refused >= 100
+
+
+def test_edge_candidates_hold_every_multi_word_name_the_aligned_scoring_accepts() -> None:
+    # the walk scores word by word only the names its edge words may stand for: every name
+    # `aligned_score` accepts for a window must be among its first word's candidates (drawn
+    # by that word, checked at 0) or its last word's (at -1), or the walk would skip a window
+    # best_name matches ("tiberias stormwin": drawn by the first word's code only)
+    index = NameIndex(["Allura Vysoren", "Tiberius Stormwind", "Elder Brin", "the Iron Gate"])
+    cfg = CorrectionConfig()
+    pair = (cfg.short_length, cfg.phonetic_threshold, cfg.fuzzy_threshold)
+    words = ["alura", "allura", "visoren", "tiberias", "stormwin", "elder", "brinn", "the"]
+    words += ["iron", "gait", "wall", "and", "storm", "wind"]
+    accepted = skipped = 0
+    for n in (2, 3):
+        for window in itertools.permutations(words, n):
+            first, last = window[0], window[-1]
+            heads = edge_candidates(index, n, first, True, 0, pair)
+            tails = edge_candidates(index, n, last, True, -1, pair)
+            for form in aligned_forms(index, n, first, last, True):
+                score = aligned_score(window, [False] * n, 0, last, form, cfg)
+                if score is not None and score >= cfg.phonetic_threshold:
+                    accepted += 1
+                    assert form in heads or form in tails, (window, form.surface)
+                elif form not in heads and form not in tails:
+                    skipped += 1
+    assert accepted >= 5
+    assert skipped >= 100  # and most names an edge word draws are ruled out up front
