@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from rapidfuzz.distance import JaroWinkler, Levenshtein
@@ -46,6 +46,7 @@ from glyphoxa_pipelines.correction.written_forms import (
 )
 
 _WORD = re.compile(r"\S+")
+_SCENE_CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
 _jw = JaroWinkler.similarity
 
 
@@ -86,6 +87,9 @@ class _Scene:
     variant_lengths: frozenset[int]
     # their one-word forms that begin with a V: Whisper may write that sound as "the"
     voiced: tuple[NameForm, ...] = ()
+    # a window's code → `by_variant`'s forms of all its variants, in look-up order: filled as
+    # codes come (the same words' codes come utterance after utterance), bounded
+    by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
 
 
 _NO_SCENE = _Scene(frozenset(), {}, {}, {}, frozenset())
@@ -340,6 +344,7 @@ def context_corrections(
     in_play = _scene_forms(index, scene_key) if scene_key else _NO_SCENE
     scene_canon, by_scene = in_play.canon, in_play.by_variant
     scene_lengths = in_play.variant_lengths
+    scene_by_code = in_play.by_code
     unsure_at = cfg.unsure_confidence
     if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
         return []  # neither signal: nothing to vouch for a change, and no words to scan
@@ -426,9 +431,18 @@ def context_corrections(
                 if by_scene and (
                     size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
                 ):
-                    for variant in code_variants(code):
-                        for form in by_scene.get(variant, ()):
-                            forms[id(form)] = form
+                    found = scene_by_code.get(code)
+                    if found is None:
+                        found = tuple(
+                            form
+                            for variant in code_variants(code)
+                            for form in by_scene.get(variant, ())
+                        )
+                        if len(scene_by_code) >= _SCENE_CODES_KEPT:
+                            scene_by_code.clear()
+                        scene_by_code[code] = found
+                    for form in found:
+                        forms[id(form)] = form
             if n > 1 and n in multi_sizes:
                 for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
                     for form in by_edge.get(key, ()):

@@ -42,6 +42,7 @@ from glyphoxa_pipelines.correction.window_scoring import (
     best_name,
     edge_candidates,
     normalized_hit,
+    pair_similarity,
     spelling_fallback_possible,
 )
 from glyphoxa_pipelines.correction.word_memo import memo_for
@@ -497,10 +498,20 @@ def _may_match(
         threshold = cfg.phonetic_threshold
         pair = (cfg.short_length, cfg.phonetic_threshold, cfg.fuzzy_threshold)
         codes = not all_common
-        for form in (
-            *edge_candidates(index, n, norms_of[first], codes, 0, pair),
-            *edge_candidates(index, n, norm, codes, -1, pair),
-        ):
+        head = norms_of[first]
+        # a name drawn by one edge word must also align at the other edge (a look-up per
+        # word pair) before its words are scored: "the crown shards" against "the X Y"
+        for form in edge_candidates(index, n, head, codes, 0, pair):
+            other = form.words[-1]
+            if norm != other and pair_similarity(norm, other, *pair) < 0.0:
+                continue
+            aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
+            if aligned is not None and aligned >= threshold:
+                return True
+        for form in edge_candidates(index, n, norm, codes, -1, pair):
+            other = form.words[0]
+            if head != other and pair_similarity(head, other, *pair) < 0.0:
+                continue
             aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
             if aligned is not None and aligned >= threshold:
                 return True
