@@ -138,41 +138,76 @@ class Scan:
         initials, chunks = self.initial, self.chunk
         prev_end = -1
         chunk = -1
-        for m in TOKEN_RE.finditer(text):
-            start, end = m.span()
-            word = m.group()
-            norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
-            if not norm:
-                continue
-            if prev_end >= 0:
-                gap = text[prev_end:start]
-                if gap == " ":
-                    joinable, initial = True, False
-                    chunk += 1
+        offset = 0
+        # tokens never hold a space, so the text's pieces between spaces are tokenized
+        # alone, each piece once per process (`_piece_tokens`): pieces are words with their
+        # punctuation, and words repeat
+        for piece in text.split(" "):
+            for at, size, word, norm, zipf, base_len, base_norm, base_zipf, plain, title in (
+                _piece_tokens(piece) if piece else ()
+            ):
+                start = offset + at
+                end = start + size
+                if prev_end >= 0:
+                    if start == prev_end + 1 and text[prev_end] == " ":
+                        joinable, initial = True, False
+                        chunk += 1
+                    else:
+                        gap = text[prev_end:start]
+                        joinable = _INLINE_SPACE.fullmatch(gap) is not None
+                        initial = not joinable and _SENTENCE_END.search(gap) is not None
+                        chunk += _chunks_started(text, prev_end, start)
                 else:
-                    joinable = _INLINE_SPACE.fullmatch(gap) is not None
-                    initial = not joinable and _SENTENCE_END.search(gap) is not None
-                    chunk += _chunks_started(text, prev_end, start)
-            else:
-                joinable, initial = False, True
-                chunk += _chunks_started(text, 0, start)
-            if start and text[start - 1] in "#@/\\":
-                plain = False
-            starts.append(start)
-            ends.append(end)
-            words.append(word)
-            norms.append(norm)
-            zipfs.append(zipf)
-            if base_len != len(word):
-                variants.append(((base_norm, start + base_len, base_zipf), (norm, end, zipf)))
-            else:
-                variants.append(((norm, end, zipf),))
-            joinables.append(joinable)
-            plains.append(plain)
-            titles.append(word[0].isupper())
-            initials.append(initial)
-            chunks.append(chunk)
-            prev_end = end
+                    joinable, initial = False, True
+                    chunk += _chunks_started(text, 0, start)
+                starts.append(start)
+                ends.append(end)
+                words.append(word)
+                norms.append(norm)
+                zipfs.append(zipf)
+                if base_len != size:
+                    variants.append(((base_norm, start + base_len, base_zipf), (norm, end, zipf)))
+                else:
+                    variants.append(((norm, end, zipf),))
+                joinables.append(joinable)
+                plains.append(plain)
+                titles.append(title)
+                initials.append(initial)
+                chunks.append(chunk)
+                prev_end = end
+            offset += len(piece) + 1
+
+
+@lru_cache(maxsize=_CACHE)
+def _piece_tokens(
+    piece: str,
+) -> tuple[tuple[int, int, str, str, float, int, str, float, bool, bool], ...]:
+    """(start in the piece, length, word, normalized, zipf, base length, base normalized,
+    base zipf, plain, capitalized) of each token of a piece of text between spaces."""
+    out = []
+    for m in TOKEN_RE.finditer(piece):
+        start, end = m.span()
+        word = m.group()
+        norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
+        if not norm:
+            continue
+        if start and piece[start - 1] in "#@/\\":
+            plain = False  # a handle, a hashtag, a path
+        out.append(
+            (
+                start,
+                end - start,
+                word,
+                norm,
+                zipf,
+                base_len,
+                base_norm,
+                base_zipf,
+                plain,
+                word[0].isupper(),
+            )
+        )
+    return tuple(out)
 
 
 def _chunks_started(text: str, begin: int, start: int) -> int:

@@ -1,16 +1,19 @@
 """The walk's speed-ups must not change what it finds: the one-word memo answers as
 `best_name` does and stays bounded, the spelling fallback's length-filtered search says yes
 to every window `best_name` matches by spelling alone, and the edge words' candidates hold
-every multi-word name the word-by-word scoring accepts."""
+every multi-word name the word-by-word scoring accepts, and the scan read piece by piece
+finds the words the whole text holds."""
 
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
 from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct, word_memo
 from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
+from glyphoxa_pipelines.correction.phonetic import TOKEN_RE, Scan
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
     aligned_forms,
@@ -129,3 +132,31 @@ def test_edge_candidates_hold_every_multi_word_name_the_aligned_scoring_accepts(
                     skipped += 1
     assert accepted >= 5
     assert skipped >= 100  # and most names an edge word draws are ruled out up front
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Grog's axe,  and Vax'ildan\tran -- to #FindGrog @pike. Then\nthe bear",
+        "  leading spaces, trailing ones  ",
+        "a\u00a0b c\u2003d. e!f ?g (h) [i]: j;k",
+        "",
+        "one",
+    ],
+)
+def test_scanning_piece_by_piece_reads_the_words_as_the_whole_text_does(text: str) -> None:
+    # the scan tokenizes the pieces between spaces, each once per process: the tokens, their
+    # offsets and the whitespace word (Whisper's unit of confidence) holding each must be
+    # what the token pattern finds in the whole text
+    scan = Scan(text)
+    found = [m for m in TOKEN_RE.finditer(text) if normalize(m.group())]
+    assert scan.words == [m.group() for m in found]
+    assert list(zip(scan.starts, scan.ends, strict=True)) == [m.span() for m in found]
+    chunks = [m.span() for m in re.finditer(r"\S+", text)]
+    holding = [next(k for k, (a, b) in enumerate(chunks) if a <= m.start() < b) for m in found]
+    assert scan.chunk == holding
+    assert Scan(text).plain == scan.plain  # read again from the pieces kept: the same
+    assert scan.joinable == [
+        k > 0 and re.fullmatch(r"[ \t\u00a0]+", text[found[k - 1].end() : m.start()]) is not None
+        for k, m in enumerate(found)
+    ]
