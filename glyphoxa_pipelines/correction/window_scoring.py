@@ -319,6 +319,7 @@ def fallback_lengths_ok(index: NameIndex, joined: str, cfg: CorrectionConfig) ->
     return _lengths_ok(index, joined[0], len(joined), cfg.fuzzy_min_length)
 
 
+@lru_cache(maxsize=4096)
 def _lengths_ok(index: NameIndex, first: str, size: int, min_length: int) -> bool:
     lengths = index.first_lengths.get(first)
     if not lengths:
@@ -339,14 +340,11 @@ def _fallback_strings(
     """The joined names beginning with `first` that `_joined_score` could accept without a
     code in common for a window of `n` words, `size` letters and a spelling key of `key_size`:
     its gates on the name alone (not an ordinary-word name, no equal word count, few extra
-    words) and on the lengths, in its own order and arithmetic; none when
-    `fallback_lengths_ok` says no. Keyed by shape, not by the
+    words) and on the lengths, in its own order and arithmetic. Keyed by shape, not by the
     window: a few hundred entries serve every utterance. `gates` are the configuration's
     (max_extra_words, min_length_ratio, max_length_ratio, fuzzy_min_length): hashing the
     whole configuration would cost more than the look-up saves."""
     max_extra, min_ratio, max_ratio, min_length = gates
-    if not _lengths_ok(index, first, size, min_length):
-        return ()  # `fallback_lengths_ok`, kept with the rest
     out = []
     for length, key_length, words, common, joined in index.first_shapes.get(first, ()):
         if common or (n > 1 and n == words) or n > words + max_extra:
@@ -370,6 +368,8 @@ def spelling_fallback_possible(
     closely enough. One search in C instead of a window's full scoring, over only the names
     whose lengths `_joined_score` would accept (a fifth of the letter's names or fewer: the
     search is the dearest step of the walk's pre-checks)."""
+    if not fallback_lengths_ok(index, joined, cfg):
+        return False  # before the window's spelling key: new windows' keys cost regexes
     gates = (cfg.max_extra_words, cfg.min_length_ratio, cfg.max_length_ratio, cfg.fuzzy_min_length)
     strings = _fallback_strings(index, joined[0], len(joined), len(spelling_key(joined)), n, gates)
     return (
