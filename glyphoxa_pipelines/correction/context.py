@@ -39,6 +39,7 @@ from glyphoxa_pipelines.correction.name_index import (
     spelling_key,
 )
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
+from glyphoxa_pipelines.correction.window_scoring import sounds_like
 from glyphoxa_pipelines.correction.written_forms import (
     across_comma,
     onset_heard_as_the,
@@ -95,6 +96,13 @@ class _Scene:
 _NO_SCENE = _Scene(frozenset(), {}, {}, {}, frozenset())
 
 
+@lru_cache(maxsize=8)
+def _scene_keys(index: NameIndex) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """A form of the index (by id: the index holds its forms) → its code variants and its
+    folded codes less the last sound, filled as scenes name the forms."""
+    return {}
+
+
 @lru_cache(maxsize=256)
 def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
     """The scene's entities (given by canonical name or any alias) and their forms, ready for
@@ -107,16 +115,25 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
     by_size: dict[int, list[NameForm]] = {}
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
+    # each name's keys are worked out once per process, not once per scene it is in: the
+    # live scene changes with every new name said
+    known = _scene_keys(index)
     for form in forms.values():
         if not form.common and form.n_words == 1 and form.joined.startswith("v"):
             voiced.append(form)
         if not form.common:
-            for variant in {v for code in form.codes for v in code_variants(code)}:
+            keys = known.get(id(form))
+            if keys is None:
+                keys = known[id(form)] = (
+                    tuple({v for code in form.codes for v in code_variants(code)}),
+                    tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3}),
+                )
+            for variant in keys[0]:
                 out.setdefault(variant, []).append(form)
             if form.n_words > 1:
                 by_size.setdefault(form.n_words, []).append(form)
             else:
-                for short in {fold(code)[:-1] for code in form.codes if len(code) >= 3}:
+                for short in keys[1]:
                     by_short.setdefault(short, []).append(form)
     return _Scene(
         canon,
@@ -245,26 +262,11 @@ def _sounded(
         if word == name_word:
             total += 1.0
             continue
-        sim = _sounds_like(word, name_word, cfg.anchor_threshold)
+        sim = sounds_like(word, name_word, cfg.anchor_threshold)
         if sim < 0.0:
             return None
         total += sim
     return total / len(words)
-
-
-@lru_cache(maxsize=65_536)
-def _sounds_like(word: str, name_word: str, anchor_threshold: float) -> float:
-    """Jaro-Winkler of a heard word and a differing name word when its code agrees with the
-    name word's or runs on past it (B/V, M/N folded), else -1.0. Kept per pair: the same
-    words meet the scene's names utterance after utterance."""
-    sim = _jw(word, name_word)
-    if sim < anchor_threshold:
-        return -1.0
-    heard = [fold(c) for c in phonetic_codes(word)]
-    said = [fold(c) for c in phonetic_codes(name_word)]
-    if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
-        return -1.0
-    return sim
 
 
 def _named_anchor_hits(

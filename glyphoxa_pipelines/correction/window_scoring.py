@@ -16,6 +16,7 @@ from functools import lru_cache
 from rapidfuzz import process
 from rapidfuzz.distance import Indel, JaroWinkler
 
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.models import CorrectionConfig, Method
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
@@ -90,6 +91,23 @@ def pair_similarity(
     else:
         need = fuzzy if (short or not overlap) else phonetic
     return sim if sim >= need else -1.0
+
+
+@lru_cache(maxsize=65_536)
+def sounds_like(word: str, name_word: str, anchor_threshold: float) -> float:
+    """Jaro-Winkler of a heard word and a differing word of a multi-word name when the heard
+    word's code agrees with the name word's or runs on past it, B/V and M/N folded ("box
+    machinist" for "Vox Machina"), else -1.0: the context stage's word test for a name heard
+    as other words of its sounds. Cached: the same words meet the scene's names utterance
+    after utterance."""
+    sim = _jw(word, name_word)
+    if sim < anchor_threshold:
+        return -1.0
+    heard = [fold(c) for c in phonetic_codes(word)]
+    said = [fold(c) for c in phonetic_codes(name_word)]
+    if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
+        return -1.0
+    return sim
 
 
 def aligned_score(
