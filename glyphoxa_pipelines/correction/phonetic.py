@@ -32,9 +32,7 @@ from glyphoxa_pipelines.correction.name_index import (
     NameForm,
     NameIndex,
     english_zipf,
-    normalize,
     phonetic_codes,
-    word_zipf,
 )
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
@@ -46,14 +44,11 @@ from glyphoxa_pipelines.correction.window_scoring import (
     spelling_fallback_possible,
 )
 from glyphoxa_pipelines.correction.word_memo import memo_for
+from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE as TOKEN_RE  # re-exported
+from glyphoxa_pipelines.correction.word_pieces import piece_tokens
 
-TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
 _SENTENCE_END = re.compile(r"[.!?\n\r:;\"“”(\[]")
-_CAMEL = re.compile(r"[a-z][A-Z]")
-_NAME_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|La|Le|Van|Von)(?=[A-Z])")
-_CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
-_POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
 _CACHE = 200_000
 _DEFAULT_CONFIG = CorrectionConfig()
 
@@ -74,23 +69,6 @@ class Token:
     title: bool  # starts with a capital letter
     initial: bool  # first word of a sentence
     plain: bool  # a word, not a handle, hashtag, number or camelCase run
-
-
-@lru_cache(maxsize=_CACHE)
-def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
-    """(normalized, zipf, base length, base normalized, base zipf, plain) of one word."""
-    norm = normalize(word)
-    zipf = word_zipf(word)
-    plain = (
-        not any(ch.isdigit() for ch in word)
-        # camelCase runs are handles and hashtags ("FindGrog"), but "McGregor" is a name
-        and _CAMEL.search(_NAME_PREFIX.sub("", word)) is None
-        and _CONTRACTION.search(word) is None
-    )
-    if len(word) > 2 and word.endswith(_POSSESSIVE):
-        base = word[:-2]
-        return norm, zipf, len(base), normalize(base), word_zipf(base), plain
-    return norm, zipf, len(word), norm, zipf, plain
 
 
 class Scan:
@@ -140,11 +118,11 @@ class Scan:
         chunk = -1
         offset = 0
         # tokens never hold a space, so the text's pieces between spaces are tokenized
-        # alone, each piece once per process (`_piece_tokens`): pieces are words with their
+        # alone, each piece once per process (`piece_tokens`): pieces are words with their
         # punctuation, and words repeat
         for piece in text.split(" "):
             for at, size, word, norm, zipf, base_len, base_norm, base_zipf, plain, title in (
-                _piece_tokens(piece) if piece else ()
+                piece_tokens(piece) if piece else ()
             ):
                 start = offset + at
                 end = start + size
@@ -176,38 +154,6 @@ class Scan:
                 chunks.append(chunk)
                 prev_end = end
             offset += len(piece) + 1
-
-
-@lru_cache(maxsize=_CACHE)
-def _piece_tokens(
-    piece: str,
-) -> tuple[tuple[int, int, str, str, float, int, str, float, bool, bool], ...]:
-    """(start in the piece, length, word, normalized, zipf, base length, base normalized,
-    base zipf, plain, capitalized) of each token of a piece of text between spaces."""
-    out = []
-    for m in TOKEN_RE.finditer(piece):
-        start, end = m.span()
-        word = m.group()
-        norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
-        if not norm:
-            continue
-        if start and piece[start - 1] in "#@/\\":
-            plain = False  # a handle, a hashtag, a path
-        out.append(
-            (
-                start,
-                end - start,
-                word,
-                norm,
-                zipf,
-                base_len,
-                base_norm,
-                base_zipf,
-                plain,
-                word[0].isupper(),
-            )
-        )
-    return tuple(out)
 
 
 def _chunks_started(text: str, begin: int, start: int) -> int:

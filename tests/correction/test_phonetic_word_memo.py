@@ -13,7 +13,7 @@ import pytest
 
 from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct, word_memo
 from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
-from glyphoxa_pipelines.correction.phonetic import TOKEN_RE, Scan
+from glyphoxa_pipelines.correction.phonetic import Scan
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
     aligned_forms,
@@ -23,6 +23,7 @@ from glyphoxa_pipelines.correction.window_scoring import (
     spelling_fallback_possible,
 )
 from glyphoxa_pipelines.correction.word_memo import memo_for
+from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE
 
 ENTITIES = [
     "Eldrinax",
