@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from rapidfuzz.distance import JaroWinkler, Levenshtein
@@ -39,6 +39,7 @@ from glyphoxa_pipelines.correction.name_index import (
     spelling_key,
 )
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
+from glyphoxa_pipelines.correction.window_scoring import sounds_like
 from glyphoxa_pipelines.correction.written_forms import (
     across_comma,
     onset_heard_as_the,
@@ -47,6 +48,7 @@ from glyphoxa_pipelines.correction.written_forms import (
 )
 
 _WORD = re.compile(r"\S+")
+_SCENE_CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
 _jw = JaroWinkler.similarity
 
 
@@ -89,9 +91,19 @@ class _Scene:
     voiced: tuple[NameForm, ...] = ()
     # their one-word forms: one may be heard as a name it begins with and a word ("Vex Alia")
     single: tuple[NameForm, ...] = ()
+    # a window's code → `by_variant`'s forms of all its variants, in look-up order: filled as
+    # codes come (the same words' codes come utterance after utterance), bounded
+    by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
 
 
 _NO_SCENE = _Scene(frozenset(), {}, {}, {}, frozenset())
+
+
+@lru_cache(maxsize=8)
+def _scene_keys(index: NameIndex) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """A form of the index (by id: the index holds its forms) → its code variants and its
+    folded codes less the last sound, filled as scenes name the forms."""
+    return {}
 
 
 @lru_cache(maxsize=256)
@@ -107,17 +119,26 @@ def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
     single: list[NameForm] = []
+    # each name's keys are worked out once per process, not once per scene it is in: the
+    # live scene changes with every new name said
+    known = _scene_keys(index)
     for form in forms.values():
         if not form.common and form.n_words == 1 and form.joined.startswith("v"):
             voiced.append(form)
         if not form.common:
-            for variant in {v for code in form.codes for v in code_variants(code)}:
+            keys = known.get(id(form))
+            if keys is None:
+                keys = known[id(form)] = (
+                    tuple({v for code in form.codes for v in code_variants(code)}),
+                    tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3}),
+                )
+            for variant in keys[0]:
                 out.setdefault(variant, []).append(form)
             if form.n_words > 1:
                 by_size.setdefault(form.n_words, []).append(form)
             else:
                 single.append(form)
-                for short in {fold(code)[:-1] for code in form.codes if len(code) >= 3}:
+                for short in keys[1]:
                     by_short.setdefault(short, []).append(form)
     return _Scene(
         canon,
@@ -164,15 +185,17 @@ def _confidences(
     return out
 
 
-def _codes_agree(codes: tuple[str, ...], form: NameForm) -> tuple[bool, bool, bool]:
-    """(same code, same up to confusable consonants, within one edit up to them) of a window
-    and a name."""
-    if any(code in form.codes for code in codes):
+@lru_cache(maxsize=65_536)
+def _codes_agree(codes: tuple[str, ...], name_codes: tuple[str, ...]) -> tuple[bool, bool, bool]:
+    """(same code, same up to confusable consonants, within one edit up to them) of a window's
+    codes and a name's. Kept per pair of codes: codes are shared by many spellings, and the
+    same ones meet the scene's names utterance after utterance."""
+    if any(code in name_codes for code in codes):
         return True, True, True
     folds = edit = False
     for code in codes:
         folded = fold(code)
-        for other in form.codes:
+        for other in name_codes:
             distance = Levenshtein.distance(folded, fold(other))
             folds = folds or distance == 0
             edit = edit or (distance <= 1 and min(len(code), len(other)) >= 3)
@@ -245,12 +268,8 @@ def _sounded(
         if word == name_word:
             total += 1.0
             continue
-        sim = _jw(word, name_word)
-        if sim < cfg.anchor_threshold:
-            return None
-        heard = [fold(c) for c in phonetic_codes(word)]
-        said = [fold(c) for c in form.word_codes[k]]
-        if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
+        sim = sounds_like(word, name_word, cfg.anchor_threshold)
+        if sim < 0.0:
             return None
         total += sim
     return total / len(words)
@@ -333,6 +352,7 @@ def context_corrections(
     in_play = _scene_forms(index, scene_key) if scene_key else _NO_SCENE
     scene_canon, by_scene = in_play.canon, in_play.by_variant
     scene_lengths = in_play.variant_lengths
+    scene_by_code = in_play.by_code
     unsure_at = cfg.unsure_confidence
     if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
         return []  # neither signal: nothing to vouch for a change, and no words to scan
@@ -419,21 +439,30 @@ def context_corrections(
                 if by_scene and (
                     size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
                 ):
-                    for variant in code_variants(code):
-                        for form in by_scene.get(variant, ()):
-                            forms[id(form)] = form
+                    found = scene_by_code.get(code)
+                    if found is None:
+                        found = tuple(
+                            form
+                            for variant in code_variants(code)
+                            for form in by_scene.get(variant, ())
+                        )
+                        if len(scene_by_code) >= _SCENE_CODES_KEPT:
+                            scene_by_code.clear()
+                        scene_by_code[code] = found
+                    for form in found:
+                        forms[id(form)] = form
             if n > 1 and n in multi_sizes:
                 for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
                     for form in by_edge.get(key, ()):
                         forms[id(form)] = form
-                if unsure:
+                if unsure and not all_common:
                     # the scene's names of as many words, heard as other words of their
-                    # sounds: no look-up finds them, and only this rule may take them
+                    # sounds: no look-up finds them, and only this rule may take them (not
+                    # when every word is an ordinary one: `_sounded` refuses those)
+                    words, window_zipfs = norms[first : last + 1], zipfs[first : last + 1]
                     for form in in_play.by_size.get(n, ()):
                         if id(form) not in forms:
-                            score = _sounded(
-                                norms[first : last + 1], zipfs[first : last + 1], form, cfg
-                            )
+                            score = _sounded(words, window_zipfs, form, cfg)
                             if score is not None and score >= cfg.sounded_threshold:
                                 hits.append(_Hit(first, last, form, score))
             if (
@@ -481,7 +510,7 @@ def context_corrections(
                         if score is not None and score >= cfg.sounded_threshold:
                             hits.append(_Hit(first, last, form, score))
                             continue
-                exact, folds, edit = _codes_agree(codes, form)
+                exact, folds, edit = _codes_agree(codes, form.codes)
                 # a consonant pair traded or one edit apart is close only for a name of the
                 # scene: among thousands of names, some made-up one is always that near
                 # ("borrel" is not "Vrel", "brained" not "Vriand")

@@ -304,6 +304,17 @@ class NameIndex:
         self.first_lengths: dict[str, frozenset[int]] = {
             first: frozenset(found) for first, found in lengths.items()
         }
+        # first letter → (joined length, spelling-key length, words, common, joined) of its
+        # names: what the spelling fallback's length and word-count gates read, so that its
+        # search runs only over the names that could pass them
+        shapes: dict[str, list[tuple[int, int, int, bool, str]]] = {}
+        for form in self.forms:
+            shapes.setdefault(form.joined[0], []).append(
+                (len(form.joined), len(form.key), form.n_words, form.common, form.joined)
+            )
+        self.first_shapes: dict[str, tuple[tuple[int, int, int, bool, str], ...]] = {
+            first: tuple(found) for first, found in shapes.items()
+        }
         self.max_words = max((f.n_words for f in self.forms), default=0)
         self.multi_sizes = frozenset(f.n_words for f in self.forms if f.n_words > 1)
         self.max_joined = max((len(f.joined) for f in self.forms), default=0)

@@ -32,27 +32,25 @@ from glyphoxa_pipelines.correction.name_index import (
     NameForm,
     NameIndex,
     english_zipf,
-    normalize,
     phonetic_codes,
-    word_zipf,
 )
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
-    aligned_forms,
     aligned_score,
     best_name,
+    edge_candidates,
     normalized_hit,
+    pair_similarity,
     spelling_fallback_possible,
 )
+from glyphoxa_pipelines.correction.word_memo import memo_for
+from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE as TOKEN_RE  # re-exported
+from glyphoxa_pipelines.correction.word_pieces import piece_tokens
 
-TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
 _SENTENCE_END = re.compile(r"[.!?\n\r:;\"“”(\[]")
-_CAMEL = re.compile(r"[a-z][A-Z]")
-_NAME_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|La|Le|Van|Von)(?=[A-Z])")
-_CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
-_POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
 _CACHE = 200_000
+_DEFAULT_CONFIG = CorrectionConfig()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +69,6 @@ class Token:
     title: bool  # starts with a capital letter
     initial: bool  # first word of a sentence
     plain: bool  # a word, not a handle, hashtag, number or camelCase run
-
-
-@lru_cache(maxsize=_CACHE)
-def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
-    """(normalized, zipf, base length, base normalized, base zipf, plain) of one word."""
-    norm = normalize(word)
-    zipf = word_zipf(word)
-    plain = (
-        not any(ch.isdigit() for ch in word)
-        # camelCase runs are handles and hashtags ("FindGrog"), but "McGregor" is a name
-        and _CAMEL.search(_NAME_PREFIX.sub("", word)) is None
-        and _CONTRACTION.search(word) is None
-    )
-    if len(word) > 2 and word.endswith(_POSSESSIVE):
-        base = word[:-2]
-        return norm, zipf, len(base), normalize(base), word_zipf(base), plain
-    return norm, zipf, len(word), norm, zipf, plain
 
 
 class Scan:
@@ -135,41 +116,44 @@ class Scan:
         initials, chunks = self.initial, self.chunk
         prev_end = -1
         chunk = -1
-        for m in TOKEN_RE.finditer(text):
-            start, end = m.span()
-            word = m.group()
-            norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
-            if not norm:
-                continue
-            if prev_end >= 0:
-                gap = text[prev_end:start]
-                if gap == " ":
-                    joinable, initial = True, False
-                    chunk += 1
+        offset = 0
+        # tokens never hold a space, so the text's pieces between spaces are tokenized
+        # alone, each piece once per process (`piece_tokens`): pieces are words with their
+        # punctuation, and words repeat
+        for piece in text.split(" "):
+            for at, size, word, norm, zipf, base_len, base_norm, base_zipf, plain, title in (
+                piece_tokens(piece) if piece else ()
+            ):
+                start = offset + at
+                end = start + size
+                if prev_end >= 0:
+                    if start == prev_end + 1 and text[prev_end] == " ":
+                        joinable, initial = True, False
+                        chunk += 1
+                    else:
+                        gap = text[prev_end:start]
+                        joinable = _INLINE_SPACE.fullmatch(gap) is not None
+                        initial = not joinable and _SENTENCE_END.search(gap) is not None
+                        chunk += _chunks_started(text, prev_end, start)
                 else:
-                    joinable = _INLINE_SPACE.fullmatch(gap) is not None
-                    initial = not joinable and _SENTENCE_END.search(gap) is not None
-                    chunk += _chunks_started(text, prev_end, start)
-            else:
-                joinable, initial = False, True
-                chunk += _chunks_started(text, 0, start)
-            if start and text[start - 1] in "#@/\\":
-                plain = False
-            starts.append(start)
-            ends.append(end)
-            words.append(word)
-            norms.append(norm)
-            zipfs.append(zipf)
-            if base_len != len(word):
-                variants.append(((base_norm, start + base_len, base_zipf), (norm, end, zipf)))
-            else:
-                variants.append(((norm, end, zipf),))
-            joinables.append(joinable)
-            plains.append(plain)
-            titles.append(word[0].isupper())
-            initials.append(initial)
-            chunks.append(chunk)
-            prev_end = end
+                    joinable, initial = False, True
+                    chunk += _chunks_started(text, 0, start)
+                starts.append(start)
+                ends.append(end)
+                words.append(word)
+                norms.append(norm)
+                zipfs.append(zipf)
+                if base_len != size:
+                    variants.append(((base_norm, start + base_len, base_zipf), (norm, end, zipf)))
+                else:
+                    variants.append(((norm, end, zipf),))
+                joinables.append(joinable)
+                plains.append(plain)
+                titles.append(title)
+                initials.append(initial)
+                chunks.append(chunk)
+                prev_end = end
+            offset += len(piece) + 1
 
 
 def _chunks_started(text: str, begin: int, start: int) -> int:
@@ -246,13 +230,14 @@ def find_corrections(
     The second list holds character spans (start, end) already settled: exact hits and
     corrected spans; stage 2 must not touch them. `scan` is `Scan(text)` when the caller has it.
     """
-    cfg = config or CorrectionConfig()
+    cfg = config or _DEFAULT_CONFIG
     if not text or not index:
         return [], []
     scan = scan or Scan(text)
     count = len(scan.norms)
     if not count:
         return [], []
+    single_name = memo_for(index, cfg).single
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
     joinable, plain, title = scan.joinable, scan.plain, scan.title
     by_surface = index.by_surface
@@ -397,20 +382,26 @@ def find_corrections(
                         (first_sizes, last_sizes[last]),
                     ):
                         continue
-                win = Window(
-                    norms_of[first:last] + [norm],
-                    win_joined,
-                    text[starts[first] : end],
-                    zipfs_of[first:last] + [zipf],
-                    exact_tokens[first : last + 1],
-                    all_common and common,
-                    titled if n > 1 else alone_titled,
-                    initial_of[first],
-                )
-                if forms is not None:
-                    result = normalized_hit(win, forms, cfg)
+                if forms is None and n == 1:
+                    # a word alone: its result depends on the word and where it stands only
+                    result = single_name(
+                        text[starts[first] : end], norm, zipf, alone_titled, initial_of[first]
+                    )
                 else:
-                    result = best_name(win, index, cfg)
+                    win = Window(
+                        norms_of[first:last] + [norm],
+                        win_joined,
+                        text[starts[first] : end],
+                        zipfs_of[first:last] + [zipf],
+                        exact_tokens[first : last + 1],
+                        all_common and common,
+                        titled if n > 1 else alone_titled,
+                        initial_of[first],
+                    )
+                    if forms is not None:
+                        result = normalized_hit(win, forms, cfg)
+                    else:
+                        result = best_name(win, index, cfg)
                 if result is not None:
                     form, score, method, exact = result
                     split = n > form.n_words and not exact and method != "normalized"
@@ -482,11 +473,26 @@ def _may_match(
             )
         )
     ):
-        # some name of as many words shares an edge word or its code: score them word by
-        # word as `best_name` will (cheap, cached per word pair), since most such windows
-        # ("the wall and" against "the X Y" names) fail at their first differing word
+        # some name of as many words shares an edge word or its code: score word by word,
+        # as `best_name` will, only those whose edge word the window's may stand for (kept
+        # per word): most such windows ("the wall and" against "the X Y" names) have none
         threshold = cfg.phonetic_threshold
-        for form in aligned_forms(index, n, norms_of[first], norm, not all_common):
+        pair = (cfg.short_length, cfg.phonetic_threshold, cfg.fuzzy_threshold)
+        codes = not all_common
+        head = norms_of[first]
+        # a name drawn by one edge word must also align at the other edge (a look-up per
+        # word pair) before its words are scored: "the crown shards" against "the X Y"
+        for form in edge_candidates(index, n, head, codes, 0, pair):
+            other = form.words[-1]
+            if norm != other and pair_similarity(norm, other, *pair) < 0.0:
+                continue
+            aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
+            if aligned is not None and aligned >= threshold:
+                return True
+        for form in edge_candidates(index, n, norm, codes, -1, pair):
+            other = form.words[0]
+            if head != other and pair_similarity(head, other, *pair) < 0.0:
+                continue
             aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
             if aligned is not None and aligned >= threshold:
                 return True
@@ -498,7 +504,7 @@ def _may_match(
             english_zipf(norm) < cfg.english_zipf
             or any(english_zipf(w) < cfg.english_zipf for w in norms_of[first:last])
         )
-        and spelling_fallback_possible(index, joined, cfg)
+        and spelling_fallback_possible(index, joined, n, cfg)
     )
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from rapidfuzz import process
 from rapidfuzz.distance import Indel, JaroWinkler
 
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.models import CorrectionConfig, Method
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
@@ -92,6 +93,23 @@ def pair_similarity(
     return sim if sim >= need else -1.0
 
 
+@lru_cache(maxsize=65_536)
+def sounds_like(word: str, name_word: str, anchor_threshold: float) -> float:
+    """Jaro-Winkler of a heard word and a differing word of a multi-word name when the heard
+    word's code agrees with the name word's or runs on past it, B/V and M/N folded ("box
+    machinist" for "Vox Machina"), else -1.0: the context stage's word test for a name heard
+    as other words of its sounds. Cached: the same words meet the scene's names utterance
+    after utterance."""
+    sim = _jw(word, name_word)
+    if sim < anchor_threshold:
+        return -1.0
+    heard = [fold(c) for c in phonetic_codes(word)]
+    said = [fold(c) for c in phonetic_codes(name_word)]
+    if not any(h.startswith(n) or n.startswith(h) for h in heard for n in said if h and n):
+        return -1.0
+    return sim
+
+
 def aligned_score(
     norms: Sequence[str],
     exact_tokens: Sequence[bool],
@@ -146,6 +164,37 @@ def aligned_forms(
                 seen.add(id(form))
                 out.append(form)
     return out
+
+
+@lru_cache(maxsize=65_536)
+def edge_candidates(
+    index: NameIndex,
+    n: int,
+    word: str,
+    codes: bool,
+    at: int,
+    pair: tuple[int, float, float],
+) -> tuple[NameForm, ...]:
+    """The names of `n` words that `aligned_forms` draws from `word`'s own keys (its words,
+    and with `codes` its codes) and whose word at `at` (0: first, -1: last) `word` may stand
+    for in `aligned_score`: the same word, or a pair `pair_similarity` does not rule out
+    (`pair`: its short_length, phonetic and fuzzy thresholds). A window's first word's
+    candidates at 0 and its last word's at -1 hold every name `aligned_score` can accept
+    (both edge words must align), mostly none: kept per word, since words repeat."""
+    keys = [(n, "w:" + word)]
+    if codes:
+        keys.extend((n, "c:" + c) for c in phonetic_codes(word))
+    seen: set[int] = set()
+    out = []
+    for key in keys:
+        for form in index.by_edge.get(key, ()):
+            if id(form) in seen:
+                continue
+            seen.add(id(form))
+            name_word = form.words[at]
+            if word == name_word or pair_similarity(word, name_word, *pair) >= 0.0:
+                out.append(form)
+    return tuple(out)
 
 
 def _code_need(code_length: int, cfg: CorrectionConfig) -> float:
@@ -285,23 +334,65 @@ def fallback_lengths_ok(index: NameIndex, joined: str, cfg: CorrectionConfig) ->
     """Whether some name starts with the window's letter and has a length the spelling
     fallback accepts (`_joined_score` wants lengths within 0.8-1.25 of each other when no code
     agrees): long windows of several words fail here, before any search."""
-    lengths = index.first_lengths.get(joined[0])
+    return _lengths_ok(index, joined[0], len(joined), cfg.fuzzy_min_length)
+
+
+@lru_cache(maxsize=4096)
+def _lengths_ok(index: NameIndex, first: str, size: int, min_length: int) -> bool:
+    lengths = index.first_lengths.get(first)
     if not lengths:
         return False
-    size = len(joined)
-    low = max(cfg.fuzzy_min_length, math.ceil(size / 1.25))
+    low = max(min_length, math.ceil(size / 1.25))
     return any(length in lengths for length in range(low, int(size / 0.8) + 1))
 
 
-def spelling_fallback_possible(index: NameIndex, joined: str, cfg: CorrectionConfig) -> bool:
-    """Whether the spelling fallback could find a name: one of a length it accepts
-    (`fallback_lengths_ok`), spelled closely enough. One search in C instead of a window's
-    full scoring."""
+@lru_cache(maxsize=4096)
+def _fallback_strings(
+    index: NameIndex,
+    first: str,
+    size: int,
+    key_size: int,
+    n: int,
+    gates: tuple[int, float, float, int],
+) -> tuple[str, ...]:
+    """The joined names beginning with `first` that `_joined_score` could accept without a
+    code in common for a window of `n` words, `size` letters and a spelling key of `key_size`:
+    its gates on the name alone (not an ordinary-word name, no equal word count, few extra
+    words) and on the lengths, in its own order and arithmetic. Keyed by shape, not by the
+    window: a few hundred entries serve every utterance. `gates` are the configuration's
+    (max_extra_words, min_length_ratio, max_length_ratio, fuzzy_min_length): hashing the
+    whole configuration would cost more than the look-up saves."""
+    max_extra, min_ratio, max_ratio, min_length = gates
+    out = []
+    for length, key_length, words, common, joined in index.first_shapes.get(first, ()):
+        if common or (n > 1 and n == words) or n > words + max_extra:
+            continue
+        ratio = size / length
+        if ratio < min_ratio or ratio > max_ratio:
+            ratio = key_size / key_length
+            if ratio < min_ratio or ratio > max_ratio:
+                continue
+        if min(size, length) < min_length or not 0.8 <= ratio <= 1.25:
+            continue
+        out.append(joined)
+    return tuple(out)
+
+
+def spelling_fallback_possible(
+    index: NameIndex, joined: str, n: int, cfg: CorrectionConfig
+) -> bool:
+    """Whether the spelling fallback could find a name for a window of `n` words with no code
+    in common with any name: one of a length it accepts (`fallback_lengths_ok`), spelled
+    closely enough. One search in C instead of a window's full scoring, over only the names
+    whose lengths `_joined_score` would accept (a fifth of the letter's names or fewer: the
+    search is the dearest step of the walk's pre-checks)."""
     if not fallback_lengths_ok(index, joined, cfg):
-        return False
-    strings, _ = index.by_first[joined[0]]
+        return False  # before the window's spelling key: new windows' keys cost regexes
+    gates = (cfg.max_extra_words, cfg.min_length_ratio, cfg.max_length_ratio, cfg.fuzzy_min_length)
+    strings = _fallback_strings(index, joined[0], len(joined), len(spelling_key(joined)), n, gates)
     return (
-        process.extractOne(joined, strings, scorer=_jw, score_cutoff=cfg.fuzzy_threshold)
+        bool(strings)
+        and process.extractOne(joined, strings, scorer=_jw, score_cutoff=cfg.fuzzy_threshold)
         is not None
     )
 

@@ -7,9 +7,7 @@ import pytest
 from glyphoxa_pipelines.correction import NameIndex, correct
 from glyphoxa_pipelines.correction.scene import SceneMemory, names_said
 
-INDEX = NameIndex(
-    ["Grimjaw", ("Vex'ahlia", ["Vex"]), "Thessa Morn", "Pike", "Scandel", "Tiberius"]
-)
+INDEX = NameIndex(["Grimjaw", ("Vex'ahlia", ["Vex"]), "Thessa Morn", "Pike", "Scandel", "Tiberius"])
 
 
 def test_names_said_holds_exact_names_aliases_and_corrections() -> None:

@@ -1,0 +1,57 @@
+"""What stage 1 finds for a word standing alone, remembered per name index and configuration.
+
+Why: the words of table talk repeat from utterance to utterance (a name misheard the same way
+each time it is said, the same rare words of the campaign), and a one-word window that no
+name is spelled like costs a full `best_name` search, the dearest step of the walk, every
+time. Its result depends only on the word as written, whether it is capitalized like a name
+where it stands and whether it starts a sentence, the index and the configuration; so it is
+kept, per (index, configuration), in a bounded least-recently-used memo. The index is
+immutable and the configuration frozen, so a kept result never goes stale.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from glyphoxa_pipelines.correction.models import CorrectionConfig, Method
+from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
+from glyphoxa_pipelines.correction.window_scoring import Window, best_name
+
+WORDS_KEPT = 16_384  # per (index, configuration): a campaign's talk uses a few thousand words
+MEMOS_KEPT = 8  # (index, configuration) pairs: a worker serves a few campaigns at a time
+
+Found = tuple[NameForm, float, Method, bool] | None
+
+
+class WordMemo:
+    """`best_name` of one-word windows for one index and configuration."""
+
+    __slots__ = ("index", "config", "single")
+
+    def __init__(self, index: NameIndex, config: CorrectionConfig) -> None:
+        self.index = index
+        self.config = config
+        self.single = lru_cache(maxsize=WORDS_KEPT)(self._single)
+
+    def _single(self, text: str, norm: str, zipf: float, titled: bool, initial: bool) -> Found:
+        """`best_name` of the window of one word, `text` as written (`norm`, `zipf` its
+        normalized form and frequency), not a name heard right and not an ordinary word:
+        the only one-word windows the walk scores this way."""
+        window = Window([norm], norm, text, [zipf], [False], False, titled, initial)
+        return best_name(window, self.index, self.config)
+
+
+# keyed by identity: hashing a configuration (35 fields) costs more than a word's look-up;
+# each memo holds its index and configuration, so an id cannot be reused while it is kept
+_MEMOS: dict[tuple[int, int], WordMemo] = {}
+
+
+def memo_for(index: NameIndex, config: CorrectionConfig) -> WordMemo:
+    """The memo of this index and configuration; the oldest is dropped past `MEMOS_KEPT`."""
+    key = (id(index), id(config))
+    memo = _MEMOS.get(key)
+    if memo is None:
+        while len(_MEMOS) >= MEMOS_KEPT:
+            _MEMOS.pop(next(iter(_MEMOS)), None)
+        memo = _MEMOS[key] = WordMemo(index, config)
+    return memo

@@ -1,0 +1,71 @@
+"""The words of a piece of text between two spaces, with what matching needs to know of each.
+
+Why a module: the scan of an utterance (`phonetic.Scan`) reads it piece by piece, and a
+piece (a word with its punctuation: "Grog's", "Okay,") is tokenized and looked up once per
+process, not once per utterance: words repeat, and the look-ups (normalizing, English
+frequency, the plain-word tests) cost more than reading them back. Tokens never hold a
+space, so a piece's tokens are the text's tokens in it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
+
+TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_NAME_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|La|Le|Van|Von)(?=[A-Z])")
+_CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
+_POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
+_CACHE = 200_000
+
+
+@lru_cache(maxsize=_CACHE)
+def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
+    """(normalized, zipf, base length, base normalized, base zipf, plain) of one word."""
+    norm = normalize(word)
+    zipf = word_zipf(word)
+    plain = (
+        not any(ch.isdigit() for ch in word)
+        # camelCase runs are handles and hashtags ("FindGrog"), but "McGregor" is a name
+        and _CAMEL.search(_NAME_PREFIX.sub("", word)) is None
+        and _CONTRACTION.search(word) is None
+    )
+    if len(word) > 2 and word.endswith(_POSSESSIVE):
+        base = word[:-2]
+        return norm, zipf, len(base), normalize(base), word_zipf(base), plain
+    return norm, zipf, len(word), norm, zipf, plain
+
+
+@lru_cache(maxsize=_CACHE)
+def piece_tokens(
+    piece: str,
+) -> tuple[tuple[int, int, str, str, float, int, str, float, bool, bool], ...]:
+    """(start in the piece, length, word, normalized, zipf, base length, base normalized,
+    base zipf, plain, capitalized) of each token of a piece of text between spaces."""
+    out = []
+    for m in TOKEN_RE.finditer(piece):
+        start, end = m.span()
+        word = m.group()
+        norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
+        if not norm:
+            continue
+        if start and piece[start - 1] in "#@/\\":
+            plain = False  # a handle, a hashtag, a path
+        out.append(
+            (
+                start,
+                end - start,
+                word,
+                norm,
+                zipf,
+                base_len,
+                base_norm,
+                base_zipf,
+                plain,
+                word[0].isupper(),
+            )
+        )
+    return tuple(out)
