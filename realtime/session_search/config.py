@@ -29,6 +29,10 @@ class SearchConfig:
     # window that matches it. 0 switches widening off.
     scene_windows: int = 5
     scene_tokens: int = 100
+    # Packing takes turns by evidence per token, `p / cost ** cost_exponent` (`packing.py`):
+    # 0 is most probable first, 1 the knapsack order; the turn model already rewards length,
+    # so half-way (figures per half in DESIGN.md).
+    cost_exponent: float = 0.5
     # HNSW candidate list of the vector leg (at least twice the neighbours asked), set for
     # that one statement: enough recall for a turn re-ranker, cheaper than the pool's 200.
     hnsw_ef_search: int = 64
@@ -65,6 +69,8 @@ WIDE_CANDIDATES = replace(SESSION_SEARCH, candidates_per_result=5, windows_per_r
 # Bench variant: the most scene widening a dump holds, replayed narrower by
 # `bench/replay_turns.py --scene WINDOWS,TOKENS`.
 SCENE_PROBE = replace(SESSION_SEARCH, scene_windows=40, scene_tokens=300)
+# Bench variant: packing by evidence alone, whatever a turn costs (before evidence per token).
+PROBABLE_FIRST = replace(SESSION_SEARCH, cost_exponent=0.0)
 
 RECIPES: dict[str, SearchConfig] = {
     "session_search": SESSION_SEARCH,
@@ -73,4 +79,5 @@ RECIPES: dict[str, SearchConfig] = {
     "fulltext_only": FULLTEXT_ONLY,
     "wide_candidates": WIDE_CANDIDATES,
     "scene_probe": SCENE_PROBE,
+    "probable_first": PROBABLE_FIRST,
 }

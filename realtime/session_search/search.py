@@ -96,5 +96,6 @@ async def search_sessions(
     """The tool: fused chunk candidates, their turns, packed into `args.max_tokens`; only
     what `listener` (an NPC id; None: the DM) may recall."""
     found = await fetch_candidates(host, args, campaign_id, config, listener)
-    results = passages(found.hits, found.turns, args.query, args.max_tokens, limit=args.top_k)
+    results = passages(found.hits, found.turns, args.query, args.max_tokens, limit=args.top_k,
+                       cost_exponent=config.cost_exponent)
     return SearchOutcome(mark_missing(results, found.text_leg), found.text_leg)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from glyphoxa_pipelines.memory.models import Chunk, ChunkHit
 from realtime import session_search as ss
 from realtime.hot_context import estimate_tokens
+from realtime.session_search.packing import Scorer, packing_order
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -154,3 +155,40 @@ async def test_the_tool_ranks_turns_with_their_own_vectors(  # type: ignore[no-u
     assert "Borga sells you the tunnel map" in top["text"]
     assert top["source"]["session_id"] == rt_seed.past_sessions[1]
     assert 0.0 < top["score"] < 1.0
+
+
+def _fixed(scores: dict[int, float]) -> Scorer:
+    def scorer(rows, origin, links, query):  # type: ignore[no-untyped-def]
+        return scores
+    return scorer
+
+
+def test_the_budget_goes_to_evidence_per_token_not_to_one_long_turn() -> None:
+    long_turn = _turn(1, "and then " * 150 + "the silver key was in the mill all along")
+    short = [_turn(i, f"The silver key {i} is under the floorboard.") for i in (10, 20, 30)]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"])]
+    turns = {"s1#0": [long_turn, *short]}
+    # The long turn is a little more likely; the three short ones cost a fraction of it.
+    scorer = _fixed({1: 0.0, 10: -0.2, 20: -0.2, 30: -0.2})
+    budget = estimate_tokens(f"Mira: {long_turn['text']}") + 1 + ss.CITATION_TOKENS + 5
+    by_probability = ss.passages(hits, turns, "silver key", budget, scorer=scorer,
+                                 cost_exponent=0.0)
+    assert by_probability[0]["source"]["entry_ids"] == [1]  # the budget spent on one turn
+    per_token = ss.passages(hits, turns, "silver key", budget, scorer=scorer)
+    assert per_token[0]["source"]["entry_ids"] == [10, 20, 30]
+    assert sum(r["token_estimate"] for r in per_token) <= budget
+
+
+def test_results_come_in_order_of_their_most_probable_turn() -> None:
+    # Session s1's short turns are packed first (per token), but s2 holds the likeliest turn.
+    s1 = [_turn(i, f"A silver key {i}.") for i in (1, 2)]
+    s2 = [_turn(50, "The silver key " + "was kept safe by the old miller, " * 12, "Bo")]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"]), (_hit("s2#0", 0, session="s2"), 0.04,
+                                                  ["vector"])]
+    scorer = _fixed({1: 1.0, 2: 1.0, 50: 1.5})
+    out = ss.passages(hits, {"s1#0": s1, "s2#0": s2}, "silver key", 2000, scorer=scorer)
+    _rows, origin, _links, _whole = ss.candidate_turns(hits, {"s1#0": s1, "s2#0": s2})
+    costs = {1: 10, 2: 10, 50: 120}
+    assert packing_order({1: 1.0, 2: 1.0, 50: 1.5}, costs, origin, 0.5)[-1] == 50
+    assert [r["source"]["session_id"] for r in out] == ["s2", "s1"]
+    assert out[0]["score"] > out[1]["score"]
