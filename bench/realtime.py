@@ -350,9 +350,12 @@ async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str]
     another here, so their sum is more than the tool's wall time, where the full-text leg
     overlaps the embedding and the vector leg). `turns` is the tool's turn fetch with its
     scene widening."""
-    from realtime.session_search import passages, rrf
-    from realtime.session_search.legs import Filters, fetch_scene_turns, fulltext_leg, vector_leg
+    from realtime.session_search import legs, passages, rrf
+    from realtime.session_search.legs import Filters, fulltext_leg, vector_leg
     from realtime.tools.args import SearchSessionsArgs
+
+    # Code from before scene widening (`--code` of an older checkout) fetches the turns alone.
+    widened = getattr(legs, "fetch_scene_turns", None)
 
     host, config = svc.tools, svc.tools.search
     tool = SearchSessionsArgs(query="defaults")
@@ -374,7 +377,8 @@ async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str]
         marks.append(time.perf_counter())
         fused = rrf([vhits, thits or []], k=config.rrf_k, weights=[wv, wt])
         fused = fused[: config.windows_per_result * top_k]
-        turns = await fetch_scene_turns(host, fused, vec, npc, config)
+        turns = await (widened(host, fused, vec, npc, config) if widened
+                       else legs.fetch_turns(host, fused, vec))
         marks.append(time.perf_counter())
         passages(fused, turns, query, tool.max_tokens, limit=top_k)
         marks.append(time.perf_counter())
