@@ -1,9 +1,9 @@
 -- How many of a campaign's chunks hold each lexeme: the full-text leg of session search
 -- (realtime/session_search/fulltext.py) ranks only a question's rarer words and reads each
 -- word's chunk count first. Counted from the chunks themselves, a word most chunks hold cost a
--- bitmap scan and up to 500 heap rows (~2.4 ms a word at 50k chunks on a loaded machine, most
--- of the leg for a question of common words); here it is one primary-key probe. Kept exact by
--- the triggers below, so the words picked depend on the stored chunks alone, as before.
+-- bitmap scan and hundreds of heap rows (most of the leg for a question of common words); here
+-- it is one primary-key probe. Kept exact by the triggers below, so the words picked depend on
+-- the stored chunks alone, as before.
 CREATE TABLE chunk_lexeme_counts (
     campaign_id  text NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
     lexeme       text NOT NULL,

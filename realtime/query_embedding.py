@@ -30,12 +30,12 @@ log = logging.getLogger(__name__)
 # and "Embedding throughput"). Set False to embed queries exactly as the pipeline embeds
 # documents.
 QUANTIZE = True
-# Queries up to this many characters (~50 word pieces; a spoken question is 30-120) are embedded
-# on the calling thread, the event loop's, once the fast path is ready: the int8 pass is a few
-# ms, and handing it to a worker thread cost more than that on a loaded machine (the worker and
-# then the loop each wait to be scheduled: 4.5 ms called directly, 20.5 ms through
-# `asyncio.to_thread`, load 8.6). Longer texts, the first call (it loads the model) and the
-# model's own `encode` still go to a thread. 0 sends every query to a thread.
+# Queries up to this many characters (~50 word pieces; a spoken question is shorter) are
+# embedded on the calling thread, the event loop's, once the fast path is ready: the int8 pass
+# takes a few ms, and handing it to a worker thread cost more than that on a loaded machine
+# (the worker and then the loop each wait to be scheduled; figures: docs/DESIGN.md). Longer
+# texts, the first call (it loads the model) and the model's own `encode` still go to a
+# thread. 0 sends every query to a thread.
 INLINE_MAX_CHARS = 200
 # The fast path must agree with the model's own `encode` on a probe sentence at least this
 # well (cosine; int8 / float), else it is switched off (a model with other pooling, say).

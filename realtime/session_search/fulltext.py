@@ -17,12 +17,14 @@ Scope (which chunks a caller may see) is one more SQL arm: `ranked_op` takes a c
 module's session arm can supply.
 
 The leg is one statement (`fulltext_op`): the counts, the pick and the ranking run in the
-server, in one round trip and no transaction. Its database work at full scale is ~2-3 ms; as
-five round trips (BEGIN, the statement limit, counts, ranking, COMMIT) it took 27-41 ms on a
+server, in one round trip and no transaction. As five round trips (BEGIN, the statement limit,
+counts, ranking, COMMIT) its few milliseconds of database work cost several times that on a
 loaded machine, each trip waiting for the backend and then the event loop to be scheduled.
-The SQL pick is `pick_words`' rule word for word (rarest first, ties by the word in code-point
-order, `COLLATE "C"`) and builds the same tsquery string, so it ranks exactly what the two-step
-form (`fulltext_two_step_op`, kept as the reference the tests compare it with) ranked.
+Word counts come from `chunk_lexeme_counts` (migration 025: one key probe a word, where
+counting a common word's chunks read hundreds of heap rows). The SQL pick is `pick_words`' rule
+word for word (rarest first, ties by the word in code-point order, `COLLATE "C"`) and builds
+the same tsquery string, so it ranks exactly what the two-step form (`fulltext_two_step_op`,
+kept as the reference the tests compare it with) ranked. Figures: docs/DESIGN.md.
 """
 
 from __future__ import annotations
