@@ -33,8 +33,24 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def code_root(argv: list[str]) -> Path:
+    """The checkout whose service code is measured (`--code`, default this one). It must be
+    chosen before anything is imported: this script puts its checkout first on `sys.path`,
+    ahead of PYTHONPATH, so a script run from one checkout always measured that checkout's
+    code whatever PYTHONPATH said (how "the old script" read faster for "either code")."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--code", type=Path, default=ROOT)
+    code = pre.parse_known_args(argv)[0].code.resolve()
+    if not (code / "realtime" / "__init__.py").is_file():
+        raise SystemExit(f"--code {code}: not a checkout of this project (no realtime/)")
+    return code
+
+
+CODE = code_root(sys.argv[1:])
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(CODE))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
@@ -59,6 +75,7 @@ TARGETS_P95_MS = {
     "prefetch_partial": 1.0,
 }
 TARGET_THROUGHPUT = 300.0
+CAMPAIGN = "bench-realtime"
 _CUES = ("do you remember", "last time", "what happened when", "previously")
 
 
@@ -86,8 +103,13 @@ def prepare_live(db: Database, ds: scale_dataset.Dataset) -> tuple[str, list[str
     log, summaries = SessionStore(db), SummaryStore(db)
     cid = ds.campaign_id
     start = scale_dataset.T0 + timedelta(days=7 * len(ds.session_ids))
-    live = log.start_session(cid, f"{cid}-live", started_at=start).id
     npcs = ds.npc_ids[:8]
+    with db.connection() as conn:  # a reused campaign (`--reuse`) already has its live session
+        row = conn.execute("SELECT id FROM sessions WHERE campaign_id = %s AND id = %s",
+                           (cid, f"{cid}-live")).fetchone()
+    if row is not None:
+        return str(row[0]), npcs
+    live = log.start_session(cid, f"{cid}-live", started_at=start).id
     quests = [e for e in ds.entity_ids if e.endswith(("4",))][:3]
     log.set_scene(live, {"location": ds.entity_ids[1], "present": npcs[:4], "quests": quests})
     for k, sid in enumerate(ds.session_ids):
@@ -127,10 +149,10 @@ async def wait_healthy(client: Any, what: str, *, timeout_s: float) -> None:
 
 def start_server(url: str, home: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "GLYPHOXA_DATABASE_URL": url, "GLYPHOXA_HOME": str(home / "http"),
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(CODE)}
     cmd = [sys.executable, "-c", "from glyphoxa_pipelines.cli import main; main()", "serve",
            "--port", str(port), "--log-level", "warning", "--workers", str(workers)]
-    return subprocess.Popen(cmd, env=env, cwd=ROOT)
+    return subprocess.Popen(cmd, env=env, cwd=CODE)
 
 
 async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, clients: int,
@@ -198,7 +220,8 @@ async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, c
 
 
 async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Dataset, live: str,
-                          npcs: list[str], n: int) -> dict:
+                          npcs: list[str], n: int, *, only: tuple[str, ...] | None = None,
+                          stages: bool = True) -> dict:
     from realtime.schemas import EntryIn
     from realtime.service import MemoryService
     from realtime.tools import ToolScope
@@ -211,6 +234,11 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
     rng = np.random.default_rng(11)
     words = scale_dataset.GAME_WORDS
     out: dict[str, dict] = {}
+
+    def wanted(name: str) -> bool:
+        return only is None or name in only
+
+    fetch_ms: list[float] = []
     try:
         await svc.names(cid)
 
@@ -222,14 +250,15 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
             await svc.write_entries(live, [EntryIn(idempotency_key=f"ing-{i}-{time.time_ns()}",
                                                    text=text, speaker_name="Player1")])
         samples = []
-        for i in range(-10, n):
+        for i in range(-10, n if wanted("ingest_entry") else -10):
             t = time.perf_counter()
             await ingest(i)
             if i >= 0:
                 samples.append((time.perf_counter() - t) * 1000)
             # the utterance's own pre-fetch runs behind it: let it finish before the next one
             await svc.wait_prefetch(live, 5.0)
-        out["ingest_entry"] = stats(samples)
+        if samples:
+            out["ingest_entry"] = stats(samples)
 
         # pre-fetch on a partial: correction + detection + scheduling (fetch runs behind)
         async def partial(i: int) -> None:
@@ -240,14 +269,15 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
             await svc.partial(live, text, npcs[i % len(npcs)])
 
         samples = []
-        for i in range(-10, n):
+        for i in range(-10, n if wanted("prefetch_partial") else -10):
             svc.prefetch.clear(live)
             t = time.perf_counter()
             await partial(i)
             if i >= 0:
                 samples.append((time.perf_counter() - t) * 1000)
             await svc.wait_prefetch(live, 5.0)  # keep background fetches out of the next call
-        out["prefetch_partial"] = stats(samples)
+        if samples:
+            out["prefetch_partial"] = stats(samples)
         fetch_ms = [item.elapsed_ms for bucket in svc.prefetch._items.values()
                     for item in bucket.values() if item.elapsed_ms]
         svc.prefetch.clear(live)
@@ -259,12 +289,10 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
 
         async def hot(i: int) -> None:
             await svc.hot_context(live, npcs[i % len(npcs)])
-        out["hot_context_inprocess"] = await measure_async(hot, n)
 
         async def hot_uncached(i: int) -> None:
             svc.graph_cache.invalidate(cid)  # as after a graph change: identity read too
             await svc.hot_context(live, npcs[i % len(npcs)])
-        out["hot_context_inprocess_uncached"] = await measure_async(hot_uncached, n)
 
         scope = ToolScope(cid, live, npcs[0])
         queries = [" ".join(rng.choice(words, size=int(rng.integers(3, 7)))) for _ in range(n + 20)]
@@ -289,20 +317,26 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
             await svc.call_tool("memory.search_graph",
                                 {"query": queries[i], "entity": names[i % 50]}, scope)
 
-        for name, fn in (("memory.search_sessions", search_sessions),
+        for name, fn in (("hot_context_inprocess", hot),
+                         ("hot_context_inprocess_uncached", hot_uncached),
+                         ("memory.search_sessions", search_sessions),
                          ("memory.query_entities", query_entities),
                          ("memory.get_session_summary", summary),
                          ("memory.search_facts", facts),
                          ("memory.search_graph", graph)):
-            out[name] = await measure_async(fn, n)
-        out.update(await search_stages(svc, cid, npcs[0], queries, n))
+            if wanted(name):
+                out[name] = await measure_async(fn, n)
+        # After every tool's timing, so it cannot touch them.
+        if stages:
+            out.update(await search_stages(svc, cid, npcs[0], queries, n))
         embed = []
-        for i in range(n):
+        for i in range(n if wanted("query_embedding_only") else 0):
             t = time.perf_counter()
             svc.embedder._cache.clear()
             svc.embedder.embed_sync(queries[i] + " x")  # the service's own query path
             embed.append((time.perf_counter() - t) * 1000)
-        out["query_embedding_only"] = stats(embed)
+        if embed:
+            out["query_embedding_only"] = stats(embed)
         out["prefetch_background_fetch"] = stats(fetch_ms) if fetch_ms else {}
     finally:
         await svc.close()
@@ -312,19 +346,25 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
 async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str],
                         n: int) -> dict[str, dict]:
     """Where search_sessions' time goes: each stage of `session_search.search` run alone, in
-    order, with the tool's own config and the NPC's scope (the legs run one after another
-    here, so their sum is more than the tool's wall time, where the full-text leg overlaps
-    the embedding and the vector leg)."""
-    from realtime.session_search import SESSION_SEARCH, passages, rrf
-    from realtime.session_search.legs import Filters, fetch_turns, fulltext_leg, vector_leg
+    order, with the tool's own config, `top_k` and the NPC's scope (the legs run one after
+    another here, so their sum is more than the tool's wall time, where the full-text leg
+    overlaps the embedding and the vector leg). `turns` is the tool's turn fetch with its
+    scene widening."""
+    from realtime.session_search import legs, passages, rrf
+    from realtime.session_search.legs import Filters, fulltext_leg, vector_leg
+    from realtime.tools.args import SearchSessionsArgs
+
+    # Code from before scene widening (`--code` of an older checkout) fetches the turns alone.
+    widened = getattr(legs, "fetch_scene_turns", None)
 
     host, config = svc.tools, svc.tools.search
-    top_k = 10
+    tool = SearchSessionsArgs(query="defaults")
+    top_k = tool.top_k
     filters = Filters(session_id=None, speaker=None, after=None, before=None, listener=npc)
     n_leg = config.leg_size(top_k)
     wv, wt = config.fusion_weights
     stages: dict[str, list[float]] = {k: [] for k in (
-        "embed", "vector_leg", "fulltext_leg", "fetch_turns", "packing")}
+        "embed", "vector_leg", "fulltext_leg", "turns", "packing")}
     for i in range(-10, n):
         query = queries[i % len(queries)] + " stage"
         svc.embedder._cache.clear()
@@ -337,9 +377,10 @@ async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str]
         marks.append(time.perf_counter())
         fused = rrf([vhits, thits or []], k=config.rrf_k, weights=[wv, wt])
         fused = fused[: config.windows_per_result * top_k]
-        turns = await fetch_turns(host, fused, vec)
+        turns = await (widened(host, fused, vec, npc, config) if widened
+                       else legs.fetch_turns(host, fused, vec))
         marks.append(time.perf_counter())
-        passages(fused, turns, query, SESSION_SEARCH.max_tokens, limit=top_k)
+        passages(fused, turns, query, tool.max_tokens, limit=top_k)
         marks.append(time.perf_counter())
         if i >= 0:
             for name, a, b in zip(stages, marks, marks[1:], strict=False):
@@ -358,6 +399,15 @@ def main() -> None:
     ap.add_argument("--home", type=Path, default=None, help="GLYPHOXA_HOME (default: temporary)")
     ap.add_argument("--data", type=Path, default=None,
                     help="unused: the dataset is generated (accepted for a uniform CLI)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="reuse the campaign an earlier run left in --home (built if absent)")
+    ap.add_argument("--code", type=Path, default=ROOT,
+                    help="the checkout whose service code is measured (default: this one)")
+    ap.add_argument("--only", type=lambda v: tuple(v.split(",")), default=None,
+                    help="comma-separated operations to time (e.g. memory.search_sessions); "
+                         "default: all")
+    ap.add_argument("--no-stages", action="store_true",
+                    help="skip the search_sessions stage breakdown")
     args = ap.parse_args()
     scale = scale_dataset.QUICK if args.quick else scale_dataset.FULL
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-bench-rt-"))).resolve()
@@ -366,13 +416,19 @@ def main() -> None:
                         shared_prefetch=os.environ.get("GLYPHOXA_SHARED_PREFETCH", "0") == "1")
     url = resolve_url(settings)
     try:
-        print(f"building dataset: {scale}", flush=True)
+        print(f"code measured: {CODE}", flush=True)
         t = time.perf_counter()
         with Database(url, max_size=4) as db:
-            ds = scale_dataset.build(db, scale, campaign_id="bench-realtime")
+            ds = scale_dataset.load(db, scale, CAMPAIGN) if args.reuse else None
+            if ds is None:
+                print(f"building dataset: {scale}", flush=True)
+                ds = scale_dataset.build(db, scale, campaign_id=CAMPAIGN)
+                print(f"  built in {time.perf_counter() - t:.1f} s", flush=True)
+            else:
+                print(f"reusing dataset: {scale}", flush=True)
             live, npcs = prepare_live(db, ds)
-        print(f"  built in {time.perf_counter() - t:.1f} s", flush=True)
-        results = asyncio.run(inprocess_bench(url, settings, ds, live, npcs, args.calls))
+        results = asyncio.run(inprocess_bench(url, settings, ds, live, npcs, args.calls,
+                                              only=args.only, stages=not args.no_stages))
         http = None
         if not args.no_http:
             http = asyncio.run(http_bench(url, home, live, npcs, args.calls, args.clients,

@@ -386,3 +386,35 @@ def build(
             "entry_embeddings_s": entry_embeddings_s,
         },
     )
+
+
+def load(db: Database, scale: Scale, campaign_id: str) -> Dataset | None:
+    """The campaign an earlier `build` left in this database, when it holds `scale`'s chunks:
+    a full-scale build takes many minutes, and variants compared side by side must read the
+    same rows. None when it is absent or another size (build it then). The vectors are not
+    read back (`embeddings` is empty): the benches that reuse a campaign query the store."""
+    with db.connection() as conn:
+        n = conn.execute("SELECT count(*) FROM chunks WHERE campaign_id = %s",
+                         (campaign_id,)).fetchone()
+        if n is None or int(n[0]) != scale.chunks:
+            return None
+        sessions = [r[0] for r in conn.execute(
+            "SELECT id FROM sessions WHERE campaign_id = %s AND id ~ '-s[0-9]+$'"
+            " ORDER BY started_at, id", (campaign_id,)).fetchall()]
+        entities = conn.execute(
+            "SELECT id, type FROM entities WHERE campaign_id = %s ORDER BY id",
+            (campaign_id,)).fetchall()
+        chunks = conn.execute(
+            "SELECT c.id, s.k FROM chunks c JOIN unnest(%s::text[]) WITH ORDINALITY s(id, k)"
+            " ON s.id = c.session_id WHERE c.campaign_id = %s ORDER BY s.k, c.seq",
+            (sessions, campaign_id)).fetchall()
+    return Dataset(
+        campaign_id,
+        scale,
+        sessions,
+        [e for e, _ in entities],
+        [e for e, ty in entities if ty == "npc"],
+        [c for c, _ in chunks],
+        np.empty((0, DIM), dtype=np.float32),
+        np.array([int(k) - 1 for _, k in chunks]),
+    )

@@ -30,6 +30,13 @@ log = logging.getLogger(__name__)
 # and "Embedding throughput"). Set False to embed queries exactly as the pipeline embeds
 # documents.
 QUANTIZE = True
+# Queries up to this many characters (~50 word pieces; a spoken question is shorter) are
+# embedded on the calling thread, the event loop's, once the fast path is ready: the int8 pass
+# takes a few ms, and handing it to a worker thread cost more than that on a loaded machine
+# (the worker and then the loop each wait to be scheduled; figures: docs/DESIGN.md). Longer
+# texts, the first call (it loads the model) and the model's own `encode` still go to a
+# thread. 0 sends every query to a thread.
+INLINE_MAX_CHARS = 200
 # The fast path must agree with the model's own `encode` on a probe sentence at least this
 # well (cosine; int8 / float), else it is switched off (a model with other pooling, say).
 _MIN_AGREEMENT = (0.85, 0.999)
@@ -94,6 +101,7 @@ class QueryEmbedder:
         *,
         fast: bool = True,
         quantize: bool = QUANTIZE,
+        inline_max_chars: int = INLINE_MAX_CHARS,
     ) -> None:
         self._embedder = embedder
         self._cache: OrderedDict[str, Any] = OrderedDict()
@@ -103,6 +111,7 @@ class QueryEmbedder:
         self._fast = fast
         self._quantize = quantize
         self._direct: Callable[[str], np.ndarray] | None = None
+        self._inline_max_chars = inline_max_chars
 
     def _configure(self) -> None:
         """One intra-op thread for single queries: with torch's default (all cores) a busy
@@ -170,8 +179,17 @@ class QueryEmbedder:
             self._cache.popitem(last=False)
         return vec
 
+    def inline(self, text: str) -> bool:
+        """Whether `embed` computes `text` on the calling thread (see `INLINE_MAX_CHARS`)."""
+        return self._direct is not None and len(text) <= self._inline_max_chars
+
     async def embed(self, text: str) -> Any:
         hit = self._cache.get(text)
         if hit is not None:
             return hit
+        if self.inline(text):
+            # Tasks already scheduled (a search's full-text leg) send their statements first,
+            # so the database works while this thread computes.
+            await asyncio.sleep(0)
+            return self.embed_sync(text)
         return await asyncio.to_thread(self.embed_sync, text)

@@ -15,6 +15,16 @@ it. Small campaigns (fewer chunks than the cap) keep every word.
 Scope (which chunks a caller may see) is one more SQL arm: `ranked_op` takes a composed
 `sql.Composable` condition on `c` (a `chunks` row) and its parameters, which the visibility
 module's session arm can supply.
+
+The leg is one statement (`fulltext_op`): the counts, the pick and the ranking run in the
+server, in one round trip and no transaction. As five round trips (BEGIN, the statement limit,
+counts, ranking, COMMIT) its few milliseconds of database work cost several times that on a
+loaded machine, each trip waiting for the backend and then the event loop to be scheduled.
+Word counts come from `chunk_lexeme_counts` (migration 025: one key probe a word, where
+counting a common word's chunks read hundreds of heap rows). The SQL pick is `pick_words`' rule
+word for word (rarest first, ties by the word in code-point order, `COLLATE "C"`) and builds
+the same tsquery string, so it ranks exactly what the two-step form (`fulltext_two_step_op`,
+kept as the reference the tests compare it with) ranked. Figures: docs/DESIGN.md.
 """
 
 from __future__ import annotations
@@ -107,15 +117,79 @@ def ranked_op(
     return [ChunkHit(from_row(Chunk, r), float(r["rank"]), "fulltext") for r in rows]
 
 
-def fulltext_op(
+def fulltext_two_step_op(
     campaign_id: str, query: str, n: int, params: Mapping[str, Any], *, cap: int,
     words: int, scope: tuple[sql.Composable, Mapping[str, Any]] = NO_SCOPE,
 ) -> Op[tuple[list[ChunkHit], WordPick]]:
-    """The leg: the question's distinctive words counted, picked, then ranked."""
+    """The leg as two statements, the pick in Python between them: the reference
+    `fulltext_op` must equal (tests and `bench/fulltext_leg.py` compare them)."""
     counts = yield from word_counts_op(campaign_id, query_words(query), cap)
     pick = pick_words(counts, cap, words)
     tsquery = pick.tsquery
     if tsquery is None:
         return [], pick
     hits = yield from ranked_op(campaign_id, tsquery, n, params, scope)
+    return hits, pick
+
+
+# The leg in one statement. `words`: each question word's chunk count in the campaign, up to
+# the cap: a one-lexeme word (nearly all) reads it from `chunk_lexeme_counts` (migration 025,
+# kept exact by triggers on chunks), any other is counted as the two-step form counts it (a
+# bitmap scan of its postings, at most `cap` rows); `kept`: `pick_words`' rule;
+# `pick`: the tsquery `or_tsquery` would build from the kept words (quoted, ` | `-joined, in
+# rarity order) and the lists the caller reports; then the ranking, under the filters and the
+# scope. A pick with no word still returns its one row (the chunk columns NULL).
+_ONE_STATEMENT = """
+WITH words AS MATERIALIZED (
+    SELECT w.word, CASE WHEN numnode(q.q) = 1 AND cardinality(q.lexemes) = 1
+        THEN least(coalesce((SELECT s.chunks FROM chunk_lexeme_counts s
+                             WHERE s.campaign_id = %(c)s AND s.lexeme = q.lexemes[1]), 0),
+                   %(cap)s)
+        ELSE (SELECT count(*) FROM (
+                  SELECT 1 FROM chunks c
+                  WHERE c.campaign_id = %(c)s AND c.tsv @@ q.q LIMIT %(cap)s) m) END AS n
+    FROM unnest(%(words)s::text[]) AS w(word),
+         LATERAL (SELECT to_tsquery('english', quote_literal(w.word)) AS q,
+                         tsvector_to_array(to_tsvector('english', w.word)) AS lexemes) q
+    WHERE numnode(q.q) > 0),
+kept AS MATERIALIZED (
+    SELECT word, n FROM words WHERE n > 0 AND n < %(cap)s
+    ORDER BY n, word COLLATE "C" LIMIT %(limit)s),
+pick AS MATERIALIZED (
+    SELECT to_tsquery('english', string_agg('''' || word || '''', ' | '
+                                            ORDER BY n, word COLLATE "C")) AS q,
+           coalesce(array_agg(word ORDER BY n, word COLLATE "C"), '{{}}') AS kept,
+           coalesce((SELECT array_agg(word ORDER BY word COLLATE "C") FROM words
+                     WHERE n >= %(cap)s), '{{}}') AS common
+    FROM kept)
+SELECT p.kept, p.common, h.*
+FROM pick p LEFT JOIN LATERAL (
+    SELECT {cols}, ts_rank(c.tsv, p.q) AS rank
+    FROM chunks c
+    WHERE p.q IS NOT NULL AND c.campaign_id = %(c)s AND c.tsv @@ p.q{filters} AND ({scope})
+    ORDER BY rank DESC, c.session_id, c.seq LIMIT %(k)s) h ON true
+ORDER BY h.rank DESC NULLS LAST, h.session_id, h.seq"""
+
+
+def fulltext_op(
+    campaign_id: str, query: str, n: int, params: Mapping[str, Any], *, cap: int,
+    words: int, scope: tuple[sql.Composable, Mapping[str, Any]] = NO_SCOPE,
+) -> Op[tuple[list[ChunkHit], WordPick]]:
+    """The leg: the question's distinctive words counted, picked, then ranked, in one
+    statement (one round trip; no transaction needed)."""
+    if cap <= 0 or words <= 0:
+        raise ValueError(f"fulltext_op: cap ({cap}) and words ({words}) must be positive")
+    asked = query_words(query)
+    if not asked:
+        return [], WordPick((), ())
+    where, scope_params = scope
+    statement = sql.SQL(_ONE_STATEMENT).format(cols=sql.SQL(CHUNK_COLUMNS),
+                                               filters=CHUNK_FILTERS, scope=where)
+    rows = yield fetch_all(statement, {**params, **scope_params, "c": campaign_id,
+                                       "words": asked, "cap": cap, "limit": words, "k": n})
+    if not rows:  # every word a stop word: nothing was counted
+        return [], WordPick((), ())
+    pick = WordPick(tuple(rows[0]["kept"]), tuple(rows[0]["common"]))
+    hits = [ChunkHit(from_row(Chunk, r), float(r["rank"]), "fulltext") for r in rows
+            if r["id"] is not None]
     return hits, pick

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypedDict
 import numpy as np
 
 from glyphoxa_pipelines.db import StatementTimeoutError
-from glyphoxa_pipelines.db.operations import Op, statement_timeout_op
+from glyphoxa_pipelines.db.operations import Op
 from glyphoxa_pipelines.memory import SemanticIndex
 from glyphoxa_pipelines.memory.models import ChunkHit
 from glyphoxa_pipelines.memory.visibility import chunk_visible
@@ -66,9 +66,14 @@ async def fulltext_leg(
     scope = (chunk_visible("c"), {"listener": filters["listener"]})
     op = fulltext_op(campaign_id, query, n, params, cap=config.common_word_chunks,
                      words=config.fulltext_words, scope=scope)
+    # One statement outside any transaction: a server-side limit (SET LOCAL) would need
+    # BEGIN and COMMIT round trips around it, four of the leg's five on a loaded machine. The
+    # guard is the client's instead: cancelling the await makes psycopg cancel the statement
+    # in the server, and the connection goes back to the pool idle.
     try:
-        hits, _pick = await host.run(statement_timeout_op(op, config.fulltext_guard_ms))
-    except StatementTimeoutError:
+        async with asyncio.timeout(config.fulltext_guard_ms / 1000):
+            hits, _pick = await host.run(op, transaction=False)
+    except (TimeoutError, StatementTimeoutError):
         return None
     return hits
 

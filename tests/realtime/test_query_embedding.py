@@ -43,3 +43,41 @@ def test_other_embedders_use_their_own_embed() -> None:
     q = QueryEmbedder(Fixed())
     assert q.embed_sync("anything").tolist() == [0.5] * 4
     assert q._direct is None
+
+
+async def test_short_queries_are_embedded_on_the_loop_after_scheduled_tasks(  # type: ignore[no-untyped-def]
+    rt_embedder,
+) -> None:
+    """A short query skips the thread hand-off once the fast path is ready, but only after
+    tasks already scheduled (a search's full-text leg) have run to their first wait; a long
+    one still goes to a worker thread."""
+    import asyncio
+    import threading
+
+    q = QueryEmbedder(rt_embedder, inline_max_chars=60)
+    q.embed_sync("warm up")  # loads the model and the fast path (a thread's job in service)
+    assert q._direct is not None
+    direct, seen = q._direct, []
+    events: list[str] = []
+
+    def spy(text: str) -> np.ndarray:
+        seen.append(threading.get_ident())
+        events.append("embed")
+        return direct(text)
+
+    q._direct = spy
+
+    async def leg() -> None:
+        events.append("leg")
+        await asyncio.sleep(0.01)
+
+    task = asyncio.ensure_future(leg())
+    short = await q.embed(TEXTS[0])
+    await task
+    assert events[:2] == ["leg", "embed"] and seen[-1] == threading.get_ident()
+    assert float(short @ direct(TEXTS[0])) > 0.9999
+
+    long_text = " ".join(TEXTS * 3)
+    assert not q.inline(long_text)
+    await q.embed(long_text)
+    assert seen[-1] != threading.get_ident()

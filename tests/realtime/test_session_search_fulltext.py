@@ -55,3 +55,62 @@ def test_results_say_when_the_outage_guard_cut_the_keyword_leg() -> None:
     assert ss.mark_missing(results, "ok") == results
     marked = ss.mark_missing(results, "timeout")
     assert marked[0]["degraded"] == ss.FULLTEXT_MISSING and "degraded" not in results[0]
+
+
+_QUESTIONS = [
+    "Who sold the tunnel map in the mountain city?",
+    "What did Thaldrin say about the Sunblade and the SUNBLADE thief?",
+    "wolves caravans north road gold ale inn",
+    "the and of to",  # stop words only: nothing counted
+    "zeppelin quasar",  # words no chunk holds
+    "?!",
+]
+
+
+@pytest.mark.parametrize("cap, words", [(500, 8), (3, 8), (500, 2), (1, 8)])
+async def test_one_statement_leg_equals_the_two_step_reference(  # type: ignore[no-untyped-def]
+    rt_service, rt_seed, cap: int, words: int
+) -> None:
+    """The one-round-trip leg (lexeme counts from `chunk_lexeme_counts`, the pick in SQL)
+    returns exactly the two-step leg's chunks, ranks and word pick: the speed-up changes no
+    answer. Caps of 3 and 1 make words common; a limit of 2 drops rarer-than-most words."""
+    from glyphoxa_pipelines.memory.visibility import chunk_visible
+    from realtime.session_search.fulltext import fulltext_two_step_op
+
+    svc = rt_service
+    cid = rt_seed.campaign_id
+    plain = {"s": None, "sp": None, "after": None, "before": None}
+    ranked = 0
+    for question in _QUESTIONS:
+        for params, scope in ((plain, None), ({**plain, "sp": "Matt"}, None),
+                              (plain, (chunk_visible("c"), {"listener": "thaldrin"}))):
+            kw = {"cap": cap, "words": words, **({"scope": scope} if scope else {})}
+            ref = await svc.run(fulltext_two_step_op(cid, question, 10, params, **kw))
+            got = await svc.run(fulltext_op(cid, question, 10, params, **kw),
+                                transaction=False)
+            assert got[1] == ref[1], question
+            assert [(h.chunk.id, h.score) for h in got[0]] == [
+                (h.chunk.id, h.score) for h in ref[0]], question
+            ranked += bool(got[0])
+    # Not a comparison of two empty answers; with a cap of one chunk every word is common.
+    assert ranked >= 3 if cap > 1 else ranked == 0
+
+
+async def test_the_outage_guard_answers_none_and_leaves_the_pool_usable(  # type: ignore[no-untyped-def]
+    rt_service, rt_seed
+) -> None:
+    """The guard is the client's (no transaction around the one statement): when it fires the
+    leg says so with None, and the next search runs on a healthy connection."""
+    from dataclasses import replace
+
+    from realtime.session_search import SESSION_SEARCH
+    from realtime.session_search.legs import Filters, fulltext_leg
+
+    filters = Filters(session_id=None, speaker=None, after=None, before=None, listener=None)
+    question = "Who sold the tunnel map in the mountain city?"
+    cut = replace(SESSION_SEARCH, fulltext_guard_ms=0)
+    assert await fulltext_leg(rt_service.tools, rt_seed.campaign_id, question, 10, filters,
+                              cut) is None
+    hits = await fulltext_leg(rt_service.tools, rt_seed.campaign_id, question, 10, filters,
+                              SESSION_SEARCH)
+    assert hits and "tunnel" in hits[0].chunk.text.lower()
