@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from datetime import datetime
 from typing import Any, Literal
 
@@ -32,6 +32,10 @@ from glyphoxa_pipelines.memory.errors import EmbeddingDimensionError, NotFoundEr
 from glyphoxa_pipelines.memory.models import Chunk, ChunkHit, TurnText
 from glyphoxa_pipelines.memory.rows import from_row
 from glyphoxa_pipelines.memory.visibility import chunk_visible
+
+_CHUNK_FIELDS = tuple(f.name for f in fields(Chunk))
+# 14 parameters a row: 1,000 rows stay well under PostgreSQL's 65,535 parameters a statement
+_CHUNK_ROWS_PER_STATEMENT = 1000
 
 CHUNK_COLUMNS = (
     "c.id, c.campaign_id, c.session_id, c.seq, c.text, c.speakers, c.entity_ids, c.topic, "
@@ -144,23 +148,33 @@ class SemanticIndex:
 
     # -- writes ---------------------------------------------------------------------------
     def _upsert_chunks_op(self, chunks: Sequence[Chunk]) -> Op:
+        """Upsert in multi-row statements: `chunks` carries statement-level triggers (the
+        per-campaign lexeme counts), so one statement per row paid them per row. A chunk id
+        given twice keeps its last version, as row-by-row upserts did."""
         if not chunks:
             return 0
-        n = yield execute_many(
-            """INSERT INTO chunks (id, campaign_id, session_id, seq, text, speakers, entity_ids,
-                   topic, first_entry_id, last_entry_id, start_at, end_at, token_count,
-                   chunker_version)
-               VALUES (%(id)s, %(campaign_id)s, %(session_id)s, %(seq)s, %(text)s, %(speakers)s,
-                   %(entity_ids)s, %(topic)s, %(first_entry_id)s, %(last_entry_id)s,
-                   %(start_at)s, %(end_at)s, %(token_count)s, %(chunker_version)s)
+        latest = list({(c.campaign_id, c.id): c for c in chunks}.values())
+        n = 0
+        for start in range(0, len(latest), _CHUNK_ROWS_PER_STATEMENT):
+            batch = latest[start : start + _CHUNK_ROWS_PER_STATEMENT]
+            row = sql.SQL("({})").format(
+                sql.SQL(", ").join([sql.Placeholder()] * len(_CHUNK_FIELDS))
+            )
+            query = sql.SQL(
+                """INSERT INTO chunks ({columns})
+               VALUES {rows}
                ON CONFLICT (campaign_id, id) DO UPDATE SET text = EXCLUDED.text,
                    speakers = EXCLUDED.speakers, entity_ids = EXCLUDED.entity_ids,
                    topic = EXCLUDED.topic, first_entry_id = EXCLUDED.first_entry_id,
                    last_entry_id = EXCLUDED.last_entry_id, start_at = EXCLUDED.start_at,
                    end_at = EXCLUDED.end_at, token_count = EXCLUDED.token_count,
-                   chunker_version = EXCLUDED.chunker_version, created_at = now()""",
-            [asdict(c) for c in chunks],
-        )
+                   chunker_version = EXCLUDED.chunker_version, created_at = now()"""
+            ).format(
+                columns=sql.SQL(", ").join(map(sql.Identifier, _CHUNK_FIELDS)),
+                rows=sql.SQL(", ").join([row] * len(batch)),
+            )
+            params = [getattr(c, f) for c in batch for f in _CHUNK_FIELDS]
+            n += yield execute(query, params)
         return n
 
     def _upsert_embeddings_op(
@@ -390,8 +404,9 @@ class SemanticIndex:
                    WHERE {filters} AND (SELECT ef FROM cfg) IS NOT NULL
                    ORDER BY {distance} LIMIT %(k)s"""
             ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
-        params = _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before,
-                                listener)
+        params = _filter_params(
+            campaign_id, top_k, session_id, speaker, entity_ids, after, before, listener
+        )
         if ef_search is not None:
             params["ef"] = str(int(ef_search))
         rows = yield fetch_all(query, dict(params, v=vec))
@@ -462,8 +477,9 @@ class SemanticIndex:
                 {_CHUNK_FILTERS.format(session="c.session_id")}
                 ORDER BY rank DESC, c.session_id, c.seq LIMIT %(k)s""",
             dict(
-                _filter_params(campaign_id, top_k, session_id, speaker, entity_ids, after, before,
-                               listener),
+                _filter_params(
+                    campaign_id, top_k, session_id, speaker, entity_ids, after, before, listener
+                ),
                 q=tsquery,
             ),
         )

@@ -132,6 +132,25 @@ def test_index_chunks_upserts(db: Database, campaign_id: str) -> None:
     assert len(stored) == 2  # seq 0 and 2 of this session, no duplicate
 
 
+def test_index_chunks_keeps_the_last_of_a_repeated_id_and_writes_past_one_statement(
+    db: Database, campaign_id: str
+) -> None:
+    """Chunks go in as multi-row statements: a batch naming one id twice must not fail, and
+    more rows than one statement takes must all arrive."""
+    sid = SessionStore(db).start_session(campaign_id).id
+    index = SemanticIndex(db)
+    many = [
+        Chunk(id=f"{sid}#{i:05d}", campaign_id=campaign_id, session_id=sid, seq=i, text=f"t{i}")
+        for i in range(1_203)
+    ]
+    again = Chunk(id=many[5].id, campaign_id=campaign_id, session_id=sid, seq=5, text="last")
+    index.index_chunks([*many, again])
+    stored = index.get_chunks(sid)
+    assert len(stored) == 1_203
+    assert [c.text for c in stored if c.seq == 5] == ["last"]
+    assert [c.text for c in stored if c.seq == 1_202] == ["t1202"]
+
+
 def test_replace_session_chunks_keeps_unchanged_embeddings(db: Database, campaign_id: str) -> None:
     sessions, chunks, _ = _setup(db, campaign_id, n=6)
     index = SemanticIndex(db)
