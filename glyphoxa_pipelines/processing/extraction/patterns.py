@@ -50,6 +50,7 @@ from glyphoxa_pipelines.processing.extraction.results import (
     EXTRACTOR_VERSION,
     ExtractionResult,
 )
+from glyphoxa_pipelines.processing.extraction.roles import role_facts
 from glyphoxa_pipelines.processing.extraction.story import story_sentences
 from glyphoxa_pipelines.processing.extraction.svo import Speakers, svo_facts
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
@@ -398,6 +399,9 @@ class _SentenceMentions:
         ]
         for i, doc in zip(rows, parsed.docs(rows), strict=True):
             self.facts += svo_facts(
+                sentences[i], doc, self.spans[i], entities, speakers[i], base_confidence
+            )
+            self.facts += role_facts(
                 sentences[i], doc, self.spans[i], entities, speakers[i], base_confidence
             )
 

@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from glyphoxa_pipelines.memory.models import Entity
+from glyphoxa_pipelines.processing.extraction.implied_subject import (
+    OBJECT_CONTROL,
+    implied_subjects,
+)
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, type_ok
 from glyphoxa_pipelines.processing.extraction.vocabulary import ITEM_NOUNS, LOCATION_NOUNS, words
@@ -69,6 +73,7 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     # read on the players' recorded introductions (C1E006) and checked on C1E005's
     ("devote", "to"): ("worships", False),
     **{("grow", p): ("grew_up_in", False) for p in ("in", "near")},
+    ("raise", "in"): ("grew_up_in", False),
     **{("bear", p): ("comes_from", False) for p in ("in", "into")},  # "was born in X"
     ("join", ""): ("member_of", False),
     ("leave", ""): ("left", False),
@@ -114,6 +119,9 @@ _NOT_FACTS = frozenset(words(
     "remember recall forget realize understand let try go come take put turn keep give "
     "show use begin start continue stop become remain stay sit stand wait roll cast hold"
 ))
+# passives that tell the subject's own story, not a deed done to it by someone unnamed: "was
+# born in Whitestone", "was raised in Syngorn"
+_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("raise", "in")})
 _MODALS = frozenset(words("can could would should might may must will 'll wo shall ca"))
 PERSON_PRONOUNS = frozenset(words("i you"))
 THIRD_PERSON = frozenset(words("he him she her"))
@@ -142,7 +150,7 @@ class Speakers:
                 + (self.party is not None))
 
 
-def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
+def mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
     start = token.idx
     for a, b, eid in spans:
         if a <= start < b:
@@ -154,28 +162,25 @@ def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
 # "the leader of X" or "the back of X" (a role, a part: another thing than X)
 _STANDS_FOR_OF = LOCATION_NOUNS | frozenset(words("form body figure person self"))
 _NAMING_VERBS = frozenset(words("call name know title dub"))
-_OBJECT_CONTROL = frozenset(words(
-    "ask tell order command persuade convince want expect allow force help urge beg invite "
-    "instruct encourage let make get need send hire pay"
-))
+_OBJECT_CONTROL = OBJECT_CONTROL
 
 
-def _stand_in(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
+def stand_in(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
     """The entity a common noun stands for when the sentence names it right there: "a town
     called Ty'rex", "his uncle, Kevdak", "the castle of Whitestone"."""
     if token.pos_ not in ("NOUN", "PROPN"):
         return None
     for child in token.children:
-        if child.dep_ == "appos" and (eid := _mention_at(child, spans)):
+        if child.dep_ == "appos" and (eid := mention_at(child, spans)):
             return eid
         if child.dep_ == "acl" and child.lemma_.lower() in _NAMING_VERBS:
             for named in child.children:
-                if named.dep_ in ("oprd", "dobj", "attr") and (eid := _mention_at(named, spans)):
+                if named.dep_ in ("oprd", "dobj", "attr") and (eid := mention_at(named, spans)):
                     return eid
         if (child.dep_ == "prep" and child.lower_ == "of"
                 and token.lemma_.lower() in _STANDS_FOR_OF):
             for pobj in child.children:
-                if pobj.dep_ == "pobj" and (eid := _mention_at(pobj, spans)):
+                if pobj.dep_ == "pobj" and (eid := mention_at(pobj, spans)):
                     return eid
     return None
 
@@ -189,9 +194,9 @@ def _referent(
 ) -> tuple[str | None, str | None]:
     """(entity id, how a pronoun was resolved: "speaker" / "narration", None for a name)
     of a subject or object token."""
-    if (eid := _mention_at(token, spans)) is not None:
+    if (eid := mention_at(token, spans)) is not None:
         return eid, None
-    if (eid := _stand_in(token, spans)) is not None:
+    if (eid := stand_in(token, spans)) is not None:
         return eid, None
     low = token.lower_
     if low in ("i", "me") and speakers.me:
@@ -213,18 +218,6 @@ def _the_party(token: Token) -> bool:
     if any(c.dep_ == "case" for c in token.children):
         return False
     return any(c.dep_ == "det" and c.lower_ == "the" for c in token.children)
-
-
-def _shares_subject(verb: Token) -> bool:
-    """A verb with no subject of its own that takes its head's: a second verb ("swoops up and
-    catches"), or one the subject means to do ("you use that to give ..."); not after a verb
-    whose object is the doer ("I ask Grog to pull")."""
-    head = verb.head
-    if head is verb or head.pos_ not in ("VERB", "AUX"):
-        return False
-    if verb.dep_ == "conj":
-        return True
-    return verb.dep_ == "xcomp" and head.lemma_.lower() not in _OBJECT_CONTROL
 
 
 def _svo_ok(rel_type: str, source: Entity, target: Entity) -> bool:
@@ -267,11 +260,8 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
             for pobj in child.children:
                 if pobj.dep_ == "pobj":
                     objects += [(t, prep) for t in _with_conjuncts(pobj)]
-    if not subjects and _shares_subject(verb):
-        subjects = [  # "Tiberius swoops up and catches Vax": the first verb's subject
-            (t, False) for c in verb.head.children if c.dep_ == "nsubj"
-            for t in _with_conjuncts(c)
-        ]
+    if not subjects:  # "Tiberius swoops up and catches Vax", "Exiled by Kevdak, Grog ..."
+        subjects = implied_subjects(verb)
     return subjects, objects
 
 
@@ -298,7 +288,7 @@ def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
     inspiration to Pike" is a gesture or a game rule, no thing at all."""
     return any(
         c.dep_ in ("dobj", "dative") and (
-            c.lemma_.lower() in _THINGS or _mention_at(c, spans) is not None)
+            c.lemma_.lower() in _THINGS or mention_at(c, spans) is not None)
         for c in verb.children
     )
 
@@ -328,7 +318,7 @@ def _received(
     if verb.lemma_.lower() not in _GIVING:
         return []
     things = [eid for c in verb.children if c.dep_ == "dobj"
-              for t in _with_conjuncts(c) if (eid := _mention_at(t, spans))
+              for t in _with_conjuncts(c) if (eid := mention_at(t, spans))
               and entities[eid].type == "item"]
     receivers = [c for c in verb.children if c.dep_ == "dative" and c.pos_ != "ADP"]
     receivers += [p for c in verb.children if c.dep_ in ("dative", "prep")
@@ -414,7 +404,7 @@ def svo_facts(
             for obj, prep in objects:
                 if passive and prep == "by":
                     (lemma_prep, (a_tok, b_tok)) = ("", (obj, subj))
-                elif passive:
+                elif passive and (lemma, prep) not in _PASSIVE_STATES:
                     continue  # "Grog was taken to Kima": who did it is not said
                 else:
                     (lemma_prep, (a_tok, b_tok)) = (prep, (subj, obj))

@@ -1,0 +1,97 @@
+"""Facts a noun or a borrowed subject carries (issue 16): kinship and standing (`roles`),
+participles and second verbs (`implied_subject`). Each rule with a near miss that must read
+nothing. Pure functions over plain entries."""
+
+from __future__ import annotations
+
+from glyphoxa_pipelines.memory.models import Entity
+from glyphoxa_pipelines.processing.extraction import extract_knowledge
+from tests.processing.test_extraction_addressee import CALLS, facts
+from tests.processing.test_extraction_nlp import entries
+
+WORLD = [
+    Entity("c1", "keyleth", "player", "Keyleth"),
+    Entity("c1", "kohren", "npc", "Kohren"),
+    Entity("c1", "pike", "npc", "Pike"),
+    Entity("c1", "wilhand", "npc", "Wilhand"),
+    Entity("c1", "kima", "npc", "Lady Kima", ["Kima"]),
+    Entity("c1", "bahamut", "concept", "Bahamut"),
+    Entity("c1", "trinket", "creature", "Trinket"),
+    Entity("c1", "vex", "player", "Vex'ahlia", ["Vex"]),
+    Entity("c1", "vax", "player", "Vax'ildan"),
+    Entity("c1", "grog", "player", "Grog"),
+    Entity("c1", "kevdak", "npc", "Kevdak"),
+    Entity("c1", "percy", "player", "Percy"),
+    Entity("c1", "whitestone", "location", "Whitestone"),
+    Entity("c1", "clarota", "npc", "Clarota"),
+    Entity("c1", "emberhold", "location", "Emberhold"),
+    Entity("c1", "murghol", "npc", "Murghol"),
+    Entity("c1", "kraghammer", "location", "Kraghammer"),
+    Entity("c1", "vox", "faction", "Vox Machina", attributes={"party": True}),
+]
+
+
+def read(*dm: str) -> dict[tuple[str, str, str], object]:
+    return facts(extract_knowledge(entries([("MATT", t) for t in dm]), WORLD))
+
+
+def stated(found: dict[tuple[str, str, str], object]) -> set[tuple[str, str, str]]:
+    return {k for k in found if k[1] != "associated_with"}
+
+
+def test_a_possessive_kin_noun_with_its_name_is_kinship() -> None:
+    found = read("Sarenrae had other plans for Pike's great-great-grandfather, Wilhand.")
+    fact = found[("wilhand", "relative_of", "pike")]
+    assert fact.attributes["role"] == "grandfather" and fact.status == "canon"
+    assert ("kohren", "parent_of", "keyleth") in read("Kohren is Keyleth's father.")
+
+
+def test_her_father_is_the_father_of_the_person_the_narration_follows() -> None:
+    found = read("Keyleth grew up in the mountains. In time the headmaster of the tribe, "
+                 "her father, Kohren, saw her gift.")
+    fact = found[("kohren", "parent_of", "keyleth")]
+    assert fact.attributes["coreference"] == "narration" and fact.status == "pending"
+    # "her" after a person named in the same sentence is that person's
+    assert ("vax", "sibling_of", "vex") in read("Grog nods. Vex looks at her brother, Vax'ildan.")
+
+
+def test_kin_with_no_one_to_belong_to_reads_nothing() -> None:
+    # two people named before "her": whose father is not said; "their": a group
+    assert not stated(read("Grog walks in. Kima and Pike look at her father, Kohren."))
+    assert not [k for k in read("Kima and Pike greet their friend Kohren.") if k[1] == "friend_of"]
+    # a kin noun without a name: nobody to relate
+    assert not stated(read("Keyleth waits. Her father is late."))
+
+
+def test_a_players_bear_named_in_their_own_words_is_theirs() -> None:
+    lines = [*CALLS, ("LAURA", "My bear Trinket sleeps by the fire.")]
+    fact = facts(extract_knowledge(entries(lines), WORLD))[("vex", "owns", "trinket")]
+    assert fact.attributes["coreference"] == "speaker"
+    lines = [*CALLS, ("LAURA", "My brother Trinket sleeps by the fire.")]  # kinds do not fit
+    assert ("vex", "sibling_of", "trinket") not in facts(extract_knowledge(entries(lines), WORLD))
+
+
+def test_a_copula_with_a_devotee_noun_reads_worship_past_an_aside() -> None:
+    found = read("You recall that Lady Kima was, specifically, a paladin of Bahamut.")
+    assert ("kima", "worships", "bahamut") in found
+    # a devotee "of" a place is no worship
+    assert not [k for k in read("Lady Kima was a paladin of Emberhold.") if k[1] == "worships"]
+
+
+def test_a_participle_tells_what_was_done_to_the_clauses_subject() -> None:
+    assert ("kevdak", "banished", "grog") in read(
+        "Beaten and banished by his uncle Kevdak, Grog was left to die.")
+    assert ("clarota", "rescued", "kima") in read("Kima, freed by Clarota, walked out.")
+    assert ("percy", "comes_from", "whitestone") in read(
+        "Born in Whitestone, Percy learned to build guns.")
+    found = read("After killing Murghol, Grog left Emberhold.")
+    assert ("grog", "killed", "murghol") in found and ("grog", "left", "emberhold") in found
+
+
+def test_the_one_hired_goes_the_one_asked_is_not_said_to() -> None:
+    found = read("So the party was hired to go into Kraghammer seeking Lady Kima.")
+    assert ("vox", "travelled_to", "kraghammer") in found and ("vox", "seeking", "kima") in found
+    found = read("Kima asked Grog to free Clarota.")
+    assert not [k for k in found if k[1] == "rescued"]
+    # a passive with nobody named as the doer stays unread; seeing someone is no deed
+    assert not stated(read("Percy was taken to Whitestone.", "Seeing Kevdak, Grog ran."))
