@@ -27,6 +27,7 @@ WORLD = [
     Entity("c1", "emberhold", "location", "Emberhold"),
     Entity("c1", "murghol", "npc", "Murghol"),
     Entity("c1", "kraghammer", "location", "Kraghammer"),
+    Entity("c1", "allura", "npc", "Allura Vysoren", ["Allura"]),
     Entity("c1", "vox", "faction", "Vox Machina", attributes={"party": True}),
 ]
 
@@ -95,3 +96,21 @@ def test_the_one_hired_goes_the_one_asked_is_not_said_to() -> None:
     assert not [k for k in found if k[1] == "rescued"]
     # a passive with nobody named as the doer stays unread; seeing someone is no deed
     assert not stated(read("Percy was taken to Whitestone.", "Seeing Kevdak, Grog ran."))
+
+
+def test_prepositional_idioms_say_who_sent_whom_and_what_they_seek() -> None:
+    found = read("The party had been travelling into the city of Kraghammer at the behest of "
+                 "arcanist Allura Vysoren in search of a halfling paladin named Lady Kima.")
+    assert ("allura", "sent", "vox") in found and ("vox", "seeking", "kima") in found
+    assert ("vox", "travelled_to", "kraghammer") in found
+    found = read("Kima looks at the map of Kraghammer in search of food.",
+                 "Kima waits at the request of the guards.")
+    assert not [k for k in found if k[1] in ("seeking", "sent")]
+
+
+def test_a_path_taken_towards_a_place_is_travel_but_a_guide_rules_nobody() -> None:
+    found = read("Keyleth waits. As she hiked down the mountain towards Whitestone, she rested.")
+    assert ("keyleth", "travelled_to", "whitestone") in found
+    assert ("grog", "travelled_to", "emberhold") in read("Grog walks into Emberhold.")
+    found = read("Grog ran into Kima at the gate.", "Tiberius leads you guys to Kraghammer.")
+    assert not [k for k in found if k[1] in ("travelled_to", "leader_of")]

@@ -87,7 +87,25 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     # X" (`_motion`), "you descend into X", "you head towards X"
     **{(v, p): ("travelled_to", False) for v in words("travel head descend climb")
        for p in ("toward", "towards", "into", "to")},
+    # on foot, by sea or air, in flight: "she hiked down the mountain towards Stillben";
+    # not "run into" (a chance meeting)
+    **{(v, p): ("travelled_to", False)
+       for v in words("hike walk march sail fly ride wander venture flee escape")
+       for p in ("toward", "towards", "into", "to")},
+    **{("run", p): ("travelled_to", False) for p in ("toward", "towards", "to")},
 }
+# a prepositional idiom says the relation whatever the verb: "travelling into Kraghammer at the
+# behest of Allura in search of Kima" -> (relation, the idiom's object is the source)
+PREP_IDIOMS: dict[str, tuple[str, bool]] = {
+    "in search of": ("seeking", False),
+    **{f"at {w} of": ("sent", True) for w in words("behest request bidding command order")},
+    "in service of": ("serves", False),
+}
+_PATHS = frozenset(words("way road path trail mountain hill stairs stairway steps tunnel river "
+                        "street bridge corridor hallway passage"))
+# "lead" and "command" with a destination guide someone somewhere ("Tiberius leads you to
+# the vault"): no rule over them
+_GUIDING_PREPS = frozenset(words("to into toward towards through across down up out onto"))
 SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types, target types)
     "travelled_to": ({"npc", "player", "creature", "faction"}, {"location"}),
     "lives_in": ({"npc", "player", "creature", "faction"}, {"location"}),
@@ -240,6 +258,24 @@ def _hypothetical(verb: Token) -> bool:
     )
 
 
+def _idiom_objects(prep: str, pobj: Token, depth: int = 2) -> list[tuple[Token, str]]:
+    """Objects of the prepositional idioms a verb's phrase opens, one chained to the next
+    ("at the behest of Allura in search of Kima": Allura by one idiom, Kima by the other)."""
+    idiom = f"{prep} {pobj.lemma_.lower()} of"
+    if idiom not in PREP_IDIOMS or depth <= 0:
+        return []
+    out: list[tuple[Token, str]] = []
+    for of in pobj.children:
+        if of.dep_ == "prep" and of.lower_ == "of":
+            out += [(t, idiom) for named in of.children if named.dep_ == "pobj"
+                    for t in _with_conjuncts(named)]
+    for chained in pobj.children:
+        if chained.dep_ == "prep":
+            out += [o for inner in chained.children if inner.dep_ == "pobj"
+                    for o in _idiom_objects(chained.lower_, inner, depth - 1)]
+    return out
+
+
 def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token, str]]]:
     """The verb's subjects (token, passive) and objects (token, preposition; "" for a direct
     object, "by" for a passive's agent)."""
@@ -250,7 +286,8 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
             subjects += [(t, False) for t in _with_conjuncts(child)]
         elif child.dep_ == "nsubjpass":
             subjects += [(t, True) for t in _with_conjuncts(child)]
-        elif child.dep_ == "dobj" and child.lower_ == "way":  # "make your way to X"
+        elif child.dep_ == "dobj" and child.lemma_.lower() in _PATHS:
+            # "make your way to X", "hiked down the mountain towards X": where the path leads
             objects += [(pobj, prep.lower_) for prep in child.children if prep.dep_ == "prep"
                         for pobj in prep.children if pobj.dep_ == "pobj"]
         elif child.dep_ in ("dobj", "dative") and child.pos_ != "ADP":
@@ -258,8 +295,10 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
         elif child.dep_ in ("prep", "dative", "agent"):
             prep = "by" if child.dep_ == "agent" else child.lower_
             for pobj in child.children:
-                if pobj.dep_ == "pobj":
-                    objects += [(t, prep) for t in _with_conjuncts(pobj)]
+                if pobj.dep_ != "pobj":
+                    continue
+                objects += _idiom_objects(prep, pobj) or [
+                    (t, prep) for t in _with_conjuncts(pobj)]
     if not subjects:  # "Tiberius swoops up and catches Vax", "Exiled by Kevdak, Grog ..."
         subjects = implied_subjects(verb)
     return subjects, objects
@@ -417,11 +456,18 @@ def svo_facts(
                     if s.quoted or s.entry.speaker_role != "dm":
                         continue  # a player's "I ask Grog to pull" is a plan at the table
                     found: tuple[str, str] | None = ("quest_giver", "quest")
+                elif lemma_prep in PREP_IDIOMS:
+                    found = (PREP_IDIOMS[lemma_prep][0], "idiom")
+                    if PREP_IDIOMS[lemma_prep][1]:
+                        a, b = b, a
                 else:
                     found = _relation(lemma, lemma_prep, coref, entities[a], entities[b])
                 if found is None:
                     continue
                 rel_type, how = found
+                if rel_type == "leader_of" and lemma_prep == "" and any(
+                        c.dep_ == "prep" and c.lower_ in _GUIDING_PREPS for c in verb.children):
+                    continue  # "leads you to the vault": a guide, not a ruler
                 if rel_type == "member_of" and entities[b].attributes.get("party") is True:
                     rel_type = "allied_with"  # "Clarota joins you (all)": at the party's side
                 if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):
