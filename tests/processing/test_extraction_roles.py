@@ -28,6 +28,7 @@ WORLD = [
     Entity("c1", "murghol", "npc", "Murghol"),
     Entity("c1", "kraghammer", "location", "Kraghammer"),
     Entity("c1", "allura", "npc", "Allura Vysoren", ["Allura"]),
+    Entity("c1", "badnews", "item", "Bad News"),
     Entity("c1", "vox", "faction", "Vox Machina", attributes={"party": True}),
 ]
 
@@ -114,3 +115,52 @@ def test_a_path_taken_towards_a_place_is_travel_but_a_guide_rules_nobody() -> No
     assert ("grog", "travelled_to", "emberhold") in read("Grog walks into Emberhold.")
     found = read("Grog ran into Kima at the gate.", "Tiberius leads you guys to Kraghammer.")
     assert not [k for k in found if k[1] in ("travelled_to", "leader_of")]
+
+
+def quoted(*lines: tuple[str, str]) -> dict[tuple[str, str, str], object]:
+    return facts(extract_knowledge(entries(list(lines)), WORLD))
+
+
+def test_an_npcs_my_in_a_quote_the_narration_gives_them_is_theirs() -> None:
+    found = quoted(("MATT", "Kima comes over and says,"),
+                   ("MATT", '"Under the words of my dear friend Allura, I came here."'))
+    fact = found[("allura", "friend_of", "kima")]
+    assert fact.attributes["coreference"] == "quote" and fact.status == "pending"
+    # the same quote, introduced inside the turn
+    found = quoted(("MATT", 'Kima steps up and goes, "Be calm. My friend Allura sent me."'))
+    assert ("allura", "friend_of", "kima") in found
+
+
+def test_she_says_is_the_one_npc_of_the_scene_called_she() -> None:
+    # the session speaks of Kima as "she" (three times), of Clarota never so
+    lines = [("MATT", "Kima draws her sword. Kima raises her shield. Kima turns her head."),
+             ("MATT", "Clarota waits by the door."),
+             ("SAM", "Hello?"),
+             ("MATT", "She looks to you for a second and says,"),
+             ("MATT", '"My friend Allura sent me here."')]
+    assert ("allura", "friend_of", "kima") in quoted(*lines)
+    # two NPCs of the scene called "she": nobody
+    both = [("MATT", "Pike draws her mace. Pike raises her shield. Pike turns her head."),
+            *lines]
+    assert not [k for k in quoted(*both) if k[1] == "friend_of"]
+
+
+def test_a_quote_with_no_one_or_two_introduced_has_no_speaker() -> None:
+    found = quoted(("MATT", 'Kima and Clarota look at you and one says, "My friend Allura '
+                            'sent me."'),
+                   ("MATT", 'Kima nods. "My friend Allura sent me."'))
+    assert not [k for k in found if k[1] == "friend_of"]
+    # a quote the narration does not introduce, even right after Kima spoke
+    found = quoted(("MATT", "Kima comes over and says,"), ("MATT", '"Well met."'),
+                   ("MATT", "Clarota steps in front of Murghol."),
+                   ("MATT", '"My friend Allura sent me."'))
+    assert not [k for k in found if k[1] == "friend_of"]
+
+
+def test_a_named_thing_said_to_be_someones_is_theirs() -> None:
+    assert ("kima", "owns", "badnews") in read("Grog looks at Kima's Bad News.")
+    found = read("Grog, you pick up the Bad News, your crazy gun.")
+    assert found[("grog", "owns", "badnews")].attributes["coreference"] == "vocative"
+    # a possessive on a thing with no name, or on a person: no possession
+    assert not [k for k in read("Kima's sword strikes Grog's shield.", "Kima's Grog waits.")
+                if k[1] == "owns"]

@@ -34,6 +34,7 @@ from glyphoxa_pipelines.processing.extraction.name_spans import (
     scan_spans,
 )
 from glyphoxa_pipelines.processing.extraction.nlp import ParsedSentences, known_names_ruler
+from glyphoxa_pipelines.processing.extraction.quote_speaker import quote_speakers
 from glyphoxa_pipelines.processing.extraction.relations import (
     Fact,
     base_confidence,
@@ -391,7 +392,11 @@ class _SentenceMentions:
         hold one: two mentions, or one and a pronoun with a referent ("I", "you", "she";
         only these are parsed)."""
         thirds = third_person_antecedents(sentences, self.spans, entities)
-        speakers = [replace(who, third=t) for who, t in zip(speakers, thirds, strict=True)]
+        quoting = quote_speakers(sentences, self.spans, entities)
+        speakers = [
+            replace(who, third=t) if q is None else replace(who, third=t, me=q, me_reading="quote")
+            for who, t, q in zip(speakers, thirds, quoting, strict=True)
+        ]
         rows = [
             i
             for i, (spans, who) in enumerate(zip(self.spans, speakers, strict=True))

@@ -1,6 +1,6 @@
 """What one person is to another, said with a noun: "her father, Kohren", "Pike's
 great-great-grandfather, Wilhand", "my bear Trinket", "Lady Kima was, specifically, a paladin
-of Bahamut".
+of Bahamut"; and whose a named thing is: "Percy's Bad News", "the Bad News, your crazy gun".
 
 Real play seldom says "X is the father of Y" with the two names side by side, so the surface
 patterns (`relations`) miss most kinship. The parse shows it as a noun of kin or of standing
@@ -78,7 +78,7 @@ def _possessor(token: Token, spans: list[tuple[int, int, str]], entities: dict[s
             return eid, None
         low = child.lower_
         if low == "my" and speakers.me:
-            return speakers.me, "speaker"
+            return speakers.me, speakers.me_reading
         if low == "your" and speakers.you:
             return speakers.you, speakers.you_reading
         if low in ("his", "her"):
@@ -144,6 +144,23 @@ _ROLE_TARGETS = {"worships": {"concept"}, "leader_of": {"location", "faction", "
                  "member_of": {"faction"}}
 
 
+def _owned_item(token: Token, spans: list[tuple[int, int, str]], entities: dict[str, Entity],
+                speakers: Speakers) -> tuple[str, str, str | None] | None:
+    """(owner, item, coreference) of a named thing said to be someone's: "Percy's Bad News",
+    "the Bad News, your crazy gun"."""
+    item = mention_at(token, spans)
+    if item is None or entities[item].type != "item" or token.dep_ == "compound":
+        return None
+    for noun in [token, *(c for c in token.children if c.dep_ == "appos")]:
+        owner, coref = _possessor(noun, spans, entities, speakers)
+        if owner is not None and owner != item and entities[owner].type in _OWNERS:
+            return owner, item, coref
+    return None
+
+
+_OWNERS = frozenset({"npc", "player", "faction"})
+
+
 def role_facts(
     s: Sentence,
     doc: Doc,
@@ -157,6 +174,13 @@ def role_facts(
     base = base_confidence(s)
     for noun in doc:
         if noun.pos_ not in ("NOUN", "PROPN"):
+            continue
+        if (owned := _owned_item(noun, spans, entities, speakers)) is not None:
+            owner, item, coref = owned
+            cost = COREFERENCE_PENALTY.get(coref or "", 0.0)
+            out.append(Fact(owner, item, "owns", round(base - 0.03 - cost, 3), "stated",
+                            s.text, s.entry, {"method": "dependency", "pattern": "X's thing"}
+                            | ({"coreference": coref} if coref else {})))
             continue
         lemma = noun.lemma_.lower()
         if lemma in KIN:

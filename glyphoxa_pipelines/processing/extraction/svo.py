@@ -147,7 +147,8 @@ THIRD_PERSON = frozenset(words("he him she her"))
 # ...", `addressee`) are good ones; the last person named, the last player to speak and the
 # party are weaker, always below the default review threshold (0.7)
 COREFERENCE_PENALTY = {
-    "speaker": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25, "party": 0.25,
+    "speaker": 0.15, "quote": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25,
+    "party": 0.25,
     "the_party": 0.1,  # the DM says "the party": the referent is named, only the word's sense
 }
 
@@ -161,6 +162,7 @@ class Speakers:
     third: str | None = None  # "he" / "she": the one person the narration is following
     you_reading: str = "speaker"  # how `you` was read (`addressee`: vocative, party, reply)
     party: str | None = None  # the DM's "the party" in narration: the entity marked `party`
+    me_reading: str = "speaker"  # a player's own "I", or an NPC's in a DM quote (`quote`)
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
@@ -183,13 +185,16 @@ _NAMING_VERBS = frozenset(words("call name know title dub"))
 _OBJECT_CONTROL = OBJECT_CONTROL
 
 
-def stand_in(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
+def stand_in(token: Token, spans: list[tuple[int, int, str]], depth: int = 2) -> str | None:
     """The entity a common noun stands for when the sentence names it right there: "a town
-    called Ty'rex", "his uncle, Kevdak", "the castle of Whitestone"."""
+    called Ty'rex", "his uncle, Kevdak", "the castle of Whitestone", and through a second
+    description ("a halfling paladin, a revered folk hero named Lady Kima")."""
     if token.pos_ not in ("NOUN", "PROPN"):
         return None
     for child in token.children:
         if child.dep_ == "appos" and (eid := mention_at(child, spans)):
+            return eid
+        if child.dep_ == "appos" and depth > 1 and (eid := stand_in(child, spans, depth - 1)):
             return eid
         if child.dep_ == "acl" and child.lemma_.lower() in _NAMING_VERBS:
             for named in child.children:
@@ -218,7 +223,7 @@ def _referent(
         return eid, None
     low = token.lower_
     if low in ("i", "me") and speakers.me:
-        return speakers.me, "speaker"
+        return speakers.me, speakers.me_reading
     if (low == "you" or token.left_edge.lower_ == "you") and speakers.you:  # "you guys"
         return speakers.you, speakers.you_reading
     if low in THIRD_PERSON and speakers.third:
