@@ -29,6 +29,7 @@ WORLD = [
     Entity("c1", "kraghammer", "location", "Kraghammer"),
     Entity("c1", "allura", "npc", "Allura Vysoren", ["Allura"]),
     Entity("c1", "badnews", "item", "Bad News"),
+    Entity("c1", "nostoc", "npc", "Nostoc Greyspine", ["Nostoc"]),
     Entity("c1", "vox", "faction", "Vox Machina", attributes={"party": True}),
 ]
 
@@ -164,3 +165,29 @@ def test_a_named_thing_said_to_be_someones_is_theirs() -> None:
     # a possessive on a thing with no name, or on a person: no possession
     assert not [k for k in read("Kima's sword strikes Grog's shield.", "Kima's Grog waits.")
                 if k[1] == "owns"]
+
+
+def test_your_thing_read_from_the_last_speaker_yields_to_a_name_in_the_sentence() -> None:
+    lines = [*CALLS, ("TRAVIS", "Okay."),
+             ("MATT", "Goblin side for Percy, setting up the Bad News, your crazy gun.")]
+    found = facts(extract_knowledge(entries(lines), WORLD))
+    assert not [k for k in found if k[1] == "owns"]  # not Grog's, whose player spoke last
+    lines = [*CALLS, ("TRAVIS", "Okay."), ("MATT", "You set up the Bad News, your crazy gun.")]
+    found = facts(extract_knowledge(entries(lines), WORLD))
+    assert found[("grog", "owns", "badnews")].attributes["coreference"] == "reply"
+
+
+def test_they_right_after_the_party_is_the_party_and_goes_to_review() -> None:
+    found = read("So the party arrived in Kraghammer. Upon arriving, they were then hired by "
+                 "lord Nostoc to go into the mines. They found Kima in the dark.")
+    hired = found[("nostoc", "quest_giver", "vox")]
+    assert hired.attributes["coreference"] == "party_they" and hired.status == "pending"
+    assert ("vox", "met", "kima") in found
+
+
+def test_they_after_two_people_or_far_from_the_party_is_nobody() -> None:
+    found = read("So the party arrived in Kraghammer. Grog and Kima argued. They found Clarota.",
+                 "So the party arrived. It was late. The road was long. The sun set. They "
+                 "found Kima.",
+                 "The duergar gather. They found Kima in the dark.")
+    assert not [k for k in found if k[1] == "met"]

@@ -27,7 +27,10 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
     merge_name_parts,
 )
 from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
-from glyphoxa_pipelines.processing.extraction.coreference import third_person_antecedents
+from glyphoxa_pipelines.processing.extraction.coreference import (
+    party_they,
+    third_person_antecedents,
+)
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
     WordStats,
@@ -393,9 +396,11 @@ class _SentenceMentions:
         only these are parsed)."""
         thirds = third_person_antecedents(sentences, self.spans, entities)
         quoting = quote_speakers(sentences, self.spans, entities)
+        theys = party_they(sentences, self.spans, entities, party_entity(entities))
         speakers = [
-            replace(who, third=t) if q is None else replace(who, third=t, me=q, me_reading="quote")
-            for who, t, q in zip(speakers, thirds, quoting, strict=True)
+            replace(who, third=t, they=they) if q is None
+            else replace(who, third=t, they=they, me=q, me_reading="quote")
+            for who, t, q, they in zip(speakers, thirds, quoting, theys, strict=True)
         ]
         rows = [
             i

@@ -56,6 +56,9 @@ _OWNED = frozenset({"creature", "npc", "item"})
 # a follower of a god: "a paladin of Bahamut", "the priestess of Sarenrae"
 _DEVOTEES = frozenset(words("paladin cleric priest priestess follower disciple champion chosen"))
 _NO_READING = frozenset(words("our their its"))
+# "your" read as the last speaker or the table: a guess that another person named in the
+# same sentence contradicts
+_WEAK_YOU = frozenset({"reply", "party"})
 
 
 def _third_possessor(pronoun: Token, spans: list[tuple[int, int, str]],
@@ -80,6 +83,9 @@ def _possessor(token: Token, spans: list[tuple[int, int, str]], entities: dict[s
         if low == "my" and speakers.me:
             return speakers.me, speakers.me_reading
         if low == "your" and speakers.you:
+            if speakers.you_reading in _WEAK_YOU and any(
+                    eid != speakers.you and entities[eid].type in _PERSONS for _, _, eid in spans):
+                return None, None  # "Goblin side for Percy, ... your gun" after Grog spoke
             return speakers.you, speakers.you_reading
         if low in ("his", "her"):
             return _third_possessor(child, spans, entities, speakers), "narration"

@@ -148,7 +148,7 @@ THIRD_PERSON = frozenset(words("he him she her"))
 # party are weaker, always below the default review threshold (0.7)
 COREFERENCE_PENALTY = {
     "speaker": 0.15, "quote": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25,
-    "party": 0.25,
+    "party": 0.25, "party_they": 0.25,
     "the_party": 0.1,  # the DM says "the party": the referent is named, only the word's sense
 }
 
@@ -163,11 +163,12 @@ class Speakers:
     you_reading: str = "speaker"  # how `you` was read (`addressee`: vocative, party, reply)
     party: str | None = None  # the DM's "the party" in narration: the entity marked `party`
     me_reading: str = "speaker"  # a player's own "I", or an NPC's in a DM quote (`quote`)
+    they: str | None = None  # the DM's "they" right after "the party" (`coreference`)
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
         return ((self.me is not None) + (self.you is not None) + (self.third is not None)
-                + (self.party is not None))
+                + (self.party is not None) + (self.they is not None))
 
 
 def mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
@@ -228,6 +229,8 @@ def _referent(
         return speakers.you, speakers.you_reading
     if low in THIRD_PERSON and speakers.third:
         return speakers.third, "narration"
+    if low in ("they", "them") and speakers.they:
+        return speakers.they, "party_they"
     if speakers.party and _the_party(token):
         return speakers.party, "the_party"
     return None, None
@@ -457,7 +460,8 @@ def svo_facts(
                 if a is None or b is None or a == b:
                     continue
                 coref = a_coref or b_coref
-                if not passive and prep == "" and lemma in _QUEST_VERBS and _task(verb):
+                if (prep == "" or passive and prep == "by") and lemma in _QUEST_VERBS and _task(
+                        verb):  # "asks you to find X", "they were hired by Nostoc to go"
                     if s.quoted or s.entry.speaker_role != "dm":
                         continue  # a player's "I ask Grog to pull" is a plan at the table
                     found: tuple[str, str] | None = ("quest_giver", "quest")
