@@ -191,3 +191,28 @@ def test_they_after_two_people_or_far_from_the_party_is_nobody() -> None:
                  "found Kima.",
                  "The duergar gather. They found Kima in the dark.")
     assert not [k for k in found if k[1] == "met"]
+
+
+RECAP = ("The road was long and the nights were cold and wet in the hills. " * 12
+         + "So, a little overview for the story: the party has been sent to the city of "
+         "Kraghammer by a good friend of theirs. Upon getting to Kraghammer, they were then "
+         "hired by lord Nostoc to go into the mines.")
+
+
+def test_the_dms_recap_before_the_story_starts_is_read() -> None:
+    # the classifier takes the lines before "last we left off" for the pre-show
+    lines = [("MATT", "Welcome, everyone, to the show tonight!"), ("MATT", RECAP),
+             ("SAM", "Hooray."), ("MATT", "And so last we left off, you stand at the gate."),
+             *[("MATT", "You wait at the gate.")] * 12]
+    found = facts(extract_knowledge(entries(lines), WORLD))
+    assert ("nostoc", "quest_giver", "vox") in found
+
+
+def test_a_long_dm_turn_before_the_story_that_tells_no_party_story_stays_out() -> None:
+    chatter = "We had a great week and the merch store is open, so go and have a look. " * 12
+    lines = [("MATT", "Welcome, everyone!"),
+             ("MATT", chatter + "Lord Nostoc hired them to go into the mines."),
+             ("SAM", "Hooray."), ("MATT", "And so last we left off, you stand at the gate."),
+             *[("MATT", "You wait at the gate.")] * 12]
+    found = facts(extract_knowledge(entries(lines), WORLD))
+    assert not [k for k in found if k[0] == "nostoc"]
