@@ -14,6 +14,7 @@ for the DM's review.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from glyphoxa_pipelines.memory.models import Entity
@@ -48,4 +49,38 @@ def third_person_antecedents(
             current = next(iter(people))
         elif people:
             current = None
+    return out
+
+
+THEY_SENTENCES = 3  # sentences after "the party" its "they" may reach
+_THE_PARTY = re.compile(r"\bthe\s+party\b(?!['’]s)", re.I)
+_THEY = re.compile(r"\b(?:they|them)\b", re.I)
+
+
+def party_they(
+    sentences: Sequence[Sentence],
+    spans: Sequence[Sequence[tuple[int, int, str]]],
+    entities: dict[str, Entity],
+    party: str | None,
+) -> list[str | None]:
+    """Per sentence, the party when its "they" / "them" follows the DM's "the party" in the
+    same narrated turn ("So the party was hired ... They charged into the mines"), else None.
+
+    The DM's recap at a session's start tells the party's story this way. The reach is short
+    (`THEY_SENTENCES`) and ends at a sentence naming two people, where "they" may be those
+    two; a turn starts with none. Facts read through it pay the party's penalty (review)."""
+    out: list[str | None] = []
+    entry = None
+    left = 0  # sentences "they" may still reach
+    for s, mentions in zip(sentences, spans, strict=True):
+        if s.entry is not entry:
+            entry, left = s.entry, 0
+        if s.quoted or s.entry.speaker_role != "dm" or party is None:
+            out.append(None)
+            continue
+        people = {eid for _, _, eid in mentions if entities[eid].type in PERSON_TYPES}
+        if len(people) > 1:
+            left = 0
+        out.append(party if left > 0 and _THEY.search(s.text) else None)
+        left = THEY_SENTENCES if _THE_PARTY.search(s.text) else max(0, left - 1)
     return out

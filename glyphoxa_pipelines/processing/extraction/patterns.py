@@ -27,13 +27,17 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
     merge_name_parts,
 )
 from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
-from glyphoxa_pipelines.processing.extraction.coreference import third_person_antecedents
+from glyphoxa_pipelines.processing.extraction.coreference import (
+    party_they,
+    third_person_antecedents,
+)
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
     WordStats,
     scan_spans,
 )
 from glyphoxa_pipelines.processing.extraction.nlp import ParsedSentences, known_names_ruler
+from glyphoxa_pipelines.processing.extraction.quote_speaker import quote_speakers
 from glyphoxa_pipelines.processing.extraction.relations import (
     Fact,
     base_confidence,
@@ -50,6 +54,7 @@ from glyphoxa_pipelines.processing.extraction.results import (
     EXTRACTOR_VERSION,
     ExtractionResult,
 )
+from glyphoxa_pipelines.processing.extraction.roles import role_facts
 from glyphoxa_pipelines.processing.extraction.story import story_sentences
 from glyphoxa_pipelines.processing.extraction.svo import Speakers, svo_facts
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
@@ -390,7 +395,13 @@ class _SentenceMentions:
         hold one: two mentions, or one and a pronoun with a referent ("I", "you", "she";
         only these are parsed)."""
         thirds = third_person_antecedents(sentences, self.spans, entities)
-        speakers = [replace(who, third=t) for who, t in zip(speakers, thirds, strict=True)]
+        quoting = quote_speakers(sentences, self.spans, entities)
+        theys = party_they(sentences, self.spans, entities, party_entity(entities))
+        speakers = [
+            replace(who, third=t, they=they) if q is None
+            else replace(who, third=t, they=they, me=q, me_reading="quote")
+            for who, t, q, they in zip(speakers, thirds, quoting, theys, strict=True)
+        ]
         rows = [
             i
             for i, (spans, who) in enumerate(zip(self.spans, speakers, strict=True))
@@ -398,6 +409,9 @@ class _SentenceMentions:
         ]
         for i, doc in zip(rows, parsed.docs(rows), strict=True):
             self.facts += svo_facts(
+                sentences[i], doc, self.spans[i], entities, speakers[i], base_confidence
+            )
+            self.facts += role_facts(
                 sentences[i], doc, self.spans[i], entities, speakers[i], base_confidence
             )
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v4"  # v4: the party's deeds: "make your way to X", a named thing
+EXTRACTOR_VERSION = "spacy-v5"  # v5: kin and standing said with a noun (`roles`), borrowed
+# subjects (`implied_subject`), an NPC's "I" in a quote (`quote_speaker`), prepositional idioms
+# v4: the party's deeds: "make your way to X", a named thing
 # handed to "you" is owned, "X joins you all" is an ally
 # v3: the DM's "you" (addressee), custom verbs, the party's characters by their company
 # v2: narration pronouns, the story cast, gods by their form

@@ -32,6 +32,9 @@ _PLUG = re.compile(
 )
 
 
+_RECAP = re.compile(r"\bthe\s+party\s+(?:has|had|was|were|then)\b", re.I)
+
+
 def _normalize(text: str) -> str:
     return re.sub(r"\W+", " ", text).strip().lower()
 
@@ -47,8 +50,12 @@ def story_sentences(entries: Sequence[Entry], world_names: Iterable[str] = ()) -
             in_game[c.line_index].append(_normalize(c.text))
     for i, line in enumerate(lines):
         # a character's recorded introduction is often played before the DM opens the
-        # story (the classifier's pre-show); it is the story all the same, sentence by sentence
-        if line.role == "player" and len(line.text.split()) >= MONOLOGUE_WORDS:
+        # story (the classifier's pre-show); it is the story all the same, sentence by
+        # sentence. So is the DM's recap of the party's story ("So the party was hired to
+        # ..."), which the classifier can take for the pre-show it closes
+        long_turn = len(line.text.split()) >= MONOLOGUE_WORDS
+        if long_turn and (line.role == "player" or (
+                line.role == "dm" and _RECAP.search(line.text))):
             in_game[i] = [_normalize(t) for t, kind in classify_line(line, context) if kind.in_game]
     index_of = {id(e): i for i, e in enumerate(entries)}
     out = []

@@ -18,6 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from glyphoxa_pipelines.memory.models import Entity
+from glyphoxa_pipelines.processing.extraction.implied_subject import (
+    OBJECT_CONTROL,
+    implied_subjects,
+)
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, type_ok
 from glyphoxa_pipelines.processing.extraction.vocabulary import ITEM_NOUNS, LOCATION_NOUNS, words
@@ -69,6 +73,7 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     # read on the players' recorded introductions (C1E006) and checked on C1E005's
     ("devote", "to"): ("worships", False),
     **{("grow", p): ("grew_up_in", False) for p in ("in", "near")},
+    ("raise", "in"): ("grew_up_in", False),
     **{("bear", p): ("comes_from", False) for p in ("in", "into")},  # "was born in X"
     ("join", ""): ("member_of", False),
     ("leave", ""): ("left", False),
@@ -82,7 +87,25 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     # X" (`_motion`), "you descend into X", "you head towards X"
     **{(v, p): ("travelled_to", False) for v in words("travel head descend climb")
        for p in ("toward", "towards", "into", "to")},
+    # on foot, by sea or air, in flight: "she hiked down the mountain towards Stillben";
+    # not "run into" (a chance meeting)
+    **{(v, p): ("travelled_to", False)
+       for v in words("hike walk march sail fly ride wander venture flee escape")
+       for p in ("toward", "towards", "into", "to")},
+    **{("run", p): ("travelled_to", False) for p in ("toward", "towards", "to")},
 }
+# a prepositional idiom says the relation whatever the verb: "travelling into Kraghammer at the
+# behest of Allura in search of Kima" -> (relation, the idiom's object is the source)
+PREP_IDIOMS: dict[str, tuple[str, bool]] = {
+    "in search of": ("seeking", False),
+    **{f"at {w} of": ("sent", True) for w in words("behest request bidding command order")},
+    "in service of": ("serves", False),
+}
+_PATHS = frozenset(words("way road path trail mountain hill stairs stairway steps tunnel river "
+                        "street bridge corridor hallway passage"))
+# "lead" and "command" with a destination guide someone somewhere ("Tiberius leads you to
+# the vault"): no rule over them
+_GUIDING_PREPS = frozenset(words("to into toward towards through across down up out onto"))
 SVO_TYPES: dict[str, tuple[set[str], set[str]]] = {  # relation -> (source types, target types)
     "travelled_to": ({"npc", "player", "creature", "faction"}, {"location"}),
     "lives_in": ({"npc", "player", "creature", "faction"}, {"location"}),
@@ -114,6 +137,9 @@ _NOT_FACTS = frozenset(words(
     "remember recall forget realize understand let try go come take put turn keep give "
     "show use begin start continue stop become remain stay sit stand wait roll cast hold"
 ))
+# passives that tell the subject's own story, not a deed done to it by someone unnamed: "was
+# born in Whitestone", "was raised in Syngorn"
+_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("raise", "in")})
 _MODALS = frozenset(words("can could would should might may must will 'll wo shall ca"))
 PERSON_PRONOUNS = frozenset(words("i you"))
 THIRD_PERSON = frozenset(words("he him she her"))
@@ -121,7 +147,8 @@ THIRD_PERSON = frozenset(words("he him she her"))
 # ...", `addressee`) are good ones; the last person named, the last player to speak and the
 # party are weaker, always below the default review threshold (0.7)
 COREFERENCE_PENALTY = {
-    "speaker": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25, "party": 0.25,
+    "speaker": 0.15, "quote": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25,
+    "party": 0.25, "party_they": 0.25,
     "the_party": 0.1,  # the DM says "the party": the referent is named, only the word's sense
 }
 
@@ -135,14 +162,16 @@ class Speakers:
     third: str | None = None  # "he" / "she": the one person the narration is following
     you_reading: str = "speaker"  # how `you` was read (`addressee`: vocative, party, reply)
     party: str | None = None  # the DM's "the party" in narration: the entity marked `party`
+    me_reading: str = "speaker"  # a player's own "I", or an NPC's in a DM quote (`quote`)
+    they: str | None = None  # the DM's "they" right after "the party" (`coreference`)
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
         return ((self.me is not None) + (self.you is not None) + (self.third is not None)
-                + (self.party is not None))
+                + (self.party is not None) + (self.they is not None))
 
 
-def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
+def mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
     start = token.idx
     for a, b, eid in spans:
         if a <= start < b:
@@ -154,28 +183,28 @@ def _mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
 # "the leader of X" or "the back of X" (a role, a part: another thing than X)
 _STANDS_FOR_OF = LOCATION_NOUNS | frozenset(words("form body figure person self"))
 _NAMING_VERBS = frozenset(words("call name know title dub"))
-_OBJECT_CONTROL = frozenset(words(
-    "ask tell order command persuade convince want expect allow force help urge beg invite "
-    "instruct encourage let make get need send hire pay"
-))
+_OBJECT_CONTROL = OBJECT_CONTROL
 
 
-def _stand_in(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
+def stand_in(token: Token, spans: list[tuple[int, int, str]], depth: int = 2) -> str | None:
     """The entity a common noun stands for when the sentence names it right there: "a town
-    called Ty'rex", "his uncle, Kevdak", "the castle of Whitestone"."""
+    called Ty'rex", "his uncle, Kevdak", "the castle of Whitestone", and through a second
+    description ("a halfling paladin, a revered folk hero named Lady Kima")."""
     if token.pos_ not in ("NOUN", "PROPN"):
         return None
     for child in token.children:
-        if child.dep_ == "appos" and (eid := _mention_at(child, spans)):
+        if child.dep_ == "appos" and (eid := mention_at(child, spans)):
+            return eid
+        if child.dep_ == "appos" and depth > 1 and (eid := stand_in(child, spans, depth - 1)):
             return eid
         if child.dep_ == "acl" and child.lemma_.lower() in _NAMING_VERBS:
             for named in child.children:
-                if named.dep_ in ("oprd", "dobj", "attr") and (eid := _mention_at(named, spans)):
+                if named.dep_ in ("oprd", "dobj", "attr") and (eid := mention_at(named, spans)):
                     return eid
         if (child.dep_ == "prep" and child.lower_ == "of"
                 and token.lemma_.lower() in _STANDS_FOR_OF):
             for pobj in child.children:
-                if pobj.dep_ == "pobj" and (eid := _mention_at(pobj, spans)):
+                if pobj.dep_ == "pobj" and (eid := mention_at(pobj, spans)):
                     return eid
     return None
 
@@ -189,17 +218,19 @@ def _referent(
 ) -> tuple[str | None, str | None]:
     """(entity id, how a pronoun was resolved: "speaker" / "narration", None for a name)
     of a subject or object token."""
-    if (eid := _mention_at(token, spans)) is not None:
+    if (eid := mention_at(token, spans)) is not None:
         return eid, None
-    if (eid := _stand_in(token, spans)) is not None:
+    if (eid := stand_in(token, spans)) is not None:
         return eid, None
     low = token.lower_
     if low in ("i", "me") and speakers.me:
-        return speakers.me, "speaker"
+        return speakers.me, speakers.me_reading
     if (low == "you" or token.left_edge.lower_ == "you") and speakers.you:  # "you guys"
         return speakers.you, speakers.you_reading
     if low in THIRD_PERSON and speakers.third:
         return speakers.third, "narration"
+    if low in ("they", "them") and speakers.they:
+        return speakers.they, "party_they"
     if speakers.party and _the_party(token):
         return speakers.party, "the_party"
     return None, None
@@ -213,18 +244,6 @@ def _the_party(token: Token) -> bool:
     if any(c.dep_ == "case" for c in token.children):
         return False
     return any(c.dep_ == "det" and c.lower_ == "the" for c in token.children)
-
-
-def _shares_subject(verb: Token) -> bool:
-    """A verb with no subject of its own that takes its head's: a second verb ("swoops up and
-    catches"), or one the subject means to do ("you use that to give ..."); not after a verb
-    whose object is the doer ("I ask Grog to pull")."""
-    head = verb.head
-    if head is verb or head.pos_ not in ("VERB", "AUX"):
-        return False
-    if verb.dep_ == "conj":
-        return True
-    return verb.dep_ == "xcomp" and head.lemma_.lower() not in _OBJECT_CONTROL
 
 
 def _svo_ok(rel_type: str, source: Entity, target: Entity) -> bool:
@@ -247,6 +266,24 @@ def _hypothetical(verb: Token) -> bool:
     )
 
 
+def _idiom_objects(prep: str, pobj: Token, depth: int = 2) -> list[tuple[Token, str]]:
+    """Objects of the prepositional idioms a verb's phrase opens, one chained to the next
+    ("at the behest of Allura in search of Kima": Allura by one idiom, Kima by the other)."""
+    idiom = f"{prep} {pobj.lemma_.lower()} of"
+    if idiom not in PREP_IDIOMS or depth <= 0:
+        return []
+    out: list[tuple[Token, str]] = []
+    for of in pobj.children:
+        if of.dep_ == "prep" and of.lower_ == "of":
+            out += [(t, idiom) for named in of.children if named.dep_ == "pobj"
+                    for t in _with_conjuncts(named)]
+    for chained in pobj.children:
+        if chained.dep_ == "prep":
+            out += [o for inner in chained.children if inner.dep_ == "pobj"
+                    for o in _idiom_objects(chained.lower_, inner, depth - 1)]
+    return out
+
+
 def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token, str]]]:
     """The verb's subjects (token, passive) and objects (token, preposition; "" for a direct
     object, "by" for a passive's agent)."""
@@ -257,7 +294,8 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
             subjects += [(t, False) for t in _with_conjuncts(child)]
         elif child.dep_ == "nsubjpass":
             subjects += [(t, True) for t in _with_conjuncts(child)]
-        elif child.dep_ == "dobj" and child.lower_ == "way":  # "make your way to X"
+        elif child.dep_ == "dobj" and child.lemma_.lower() in _PATHS:
+            # "make your way to X", "hiked down the mountain towards X": where the path leads
             objects += [(pobj, prep.lower_) for prep in child.children if prep.dep_ == "prep"
                         for pobj in prep.children if pobj.dep_ == "pobj"]
         elif child.dep_ in ("dobj", "dative") and child.pos_ != "ADP":
@@ -265,13 +303,12 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
         elif child.dep_ in ("prep", "dative", "agent"):
             prep = "by" if child.dep_ == "agent" else child.lower_
             for pobj in child.children:
-                if pobj.dep_ == "pobj":
-                    objects += [(t, prep) for t in _with_conjuncts(pobj)]
-    if not subjects and _shares_subject(verb):
-        subjects = [  # "Tiberius swoops up and catches Vax": the first verb's subject
-            (t, False) for c in verb.head.children if c.dep_ == "nsubj"
-            for t in _with_conjuncts(c)
-        ]
+                if pobj.dep_ != "pobj":
+                    continue
+                objects += _idiom_objects(prep, pobj) or [
+                    (t, prep) for t in _with_conjuncts(pobj)]
+    if not subjects:  # "Tiberius swoops up and catches Vax", "Exiled by Kevdak, Grog ..."
+        subjects = implied_subjects(verb)
     return subjects, objects
 
 
@@ -298,7 +335,7 @@ def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
     inspiration to Pike" is a gesture or a game rule, no thing at all."""
     return any(
         c.dep_ in ("dobj", "dative") and (
-            c.lemma_.lower() in _THINGS or _mention_at(c, spans) is not None)
+            c.lemma_.lower() in _THINGS or mention_at(c, spans) is not None)
         for c in verb.children
     )
 
@@ -328,7 +365,7 @@ def _received(
     if verb.lemma_.lower() not in _GIVING:
         return []
     things = [eid for c in verb.children if c.dep_ == "dobj"
-              for t in _with_conjuncts(c) if (eid := _mention_at(t, spans))
+              for t in _with_conjuncts(c) if (eid := mention_at(t, spans))
               and entities[eid].type == "item"]
     receivers = [c for c in verb.children if c.dep_ == "dative" and c.pos_ != "ADP"]
     receivers += [p for c in verb.children if c.dep_ in ("dative", "prep")
@@ -414,7 +451,7 @@ def svo_facts(
             for obj, prep in objects:
                 if passive and prep == "by":
                     (lemma_prep, (a_tok, b_tok)) = ("", (obj, subj))
-                elif passive:
+                elif passive and (lemma, prep) not in _PASSIVE_STATES:
                     continue  # "Grog was taken to Kima": who did it is not said
                 else:
                     (lemma_prep, (a_tok, b_tok)) = (prep, (subj, obj))
@@ -423,15 +460,23 @@ def svo_facts(
                 if a is None or b is None or a == b:
                     continue
                 coref = a_coref or b_coref
-                if not passive and prep == "" and lemma in _QUEST_VERBS and _task(verb):
+                if (prep == "" or passive and prep == "by") and lemma in _QUEST_VERBS and _task(
+                        verb):  # "asks you to find X", "they were hired by Nostoc to go"
                     if s.quoted or s.entry.speaker_role != "dm":
                         continue  # a player's "I ask Grog to pull" is a plan at the table
                     found: tuple[str, str] | None = ("quest_giver", "quest")
+                elif lemma_prep in PREP_IDIOMS:
+                    found = (PREP_IDIOMS[lemma_prep][0], "idiom")
+                    if PREP_IDIOMS[lemma_prep][1]:
+                        a, b = b, a
                 else:
                     found = _relation(lemma, lemma_prep, coref, entities[a], entities[b])
                 if found is None:
                     continue
                 rel_type, how = found
+                if rel_type == "leader_of" and lemma_prep == "" and any(
+                        c.dep_ == "prep" and c.lower_ in _GUIDING_PREPS for c in verb.children):
+                    continue  # "leads you to the vault": a guide, not a ruler
                 if rel_type == "member_of" and entities[b].attributes.get("party") is True:
                     rel_type = "allied_with"  # "Clarota joins you (all)": at the party's side
                 if how == "custom" and (s.quoted or s.entry.speaker_role != "dm"):

@@ -20,8 +20,8 @@ TITLES = frozenset(words(
     "lord lady sir dame king queen prince princess duke duchess baron baroness count countess "
     "emperor empress captain commander general lieutenant sergeant arcanist archmage master "
     "mistress father mother brother sister elder chief chieftain high magister ironkeeper saint "
-    "mister mr mrs ms miss dr doctor professor bishop cardinal priest priestess headmaster warden "
-    "marshal sheriff mayor regent overlord"
+    "uncle aunt mister mr mrs ms miss dr doctor professor bishop cardinal priest priestess "
+    "headmaster warden marshal sheriff mayor regent overlord"
 ))
 NPC_NOUNS = frozenset(words(
     "wizard mage sorcerer sorceress cleric paladin priest priestess king queen prince princess "
