@@ -32,9 +32,12 @@ from glyphoxa_pipelines.memory.pipeline_rows import (
 from glyphoxa_pipelines.pipeline import versions
 from glyphoxa_pipelines.pipeline.knowledge_step import extracted_knowledge
 from glyphoxa_pipelines.pipeline.outcomes import CheckOutcome, StepOutcome
-from glyphoxa_pipelines.pipeline.services import PipelineServices
+from glyphoxa_pipelines.pipeline.services import MemoizingEmbedder, PipelineServices
 
-EMBED_BATCH = 256
+# Texts per embed call in chunk_embeddings: large enough that the encoder finds many texts of
+# one length to run together (C1E001's 2,160 turns take 115 distinct lengths), small enough
+# that a session's rows are written as they are made.
+EMBED_BATCH = 1024
 
 
 def _session(services: PipelineServices, session_id: str) -> dict[str, Any]:
@@ -242,9 +245,13 @@ def chunk_embeddings(
     ranks a retrieved window's turns by), that have no embedding for the configured model
     (batched, stored beside other models' embeddings). `progress(done, total)` counts chunks
     and turns together. When every chunk of the campaign has this model, the campaign's active
-    model is switched to it atomically."""
+    model is switched to it atomically.
+
+    Each distinct text is embedded once per run: a turn long enough to be a chunk by itself,
+    a chunk repeated (a replayed intro) and the short turns said again and again ("MATT:
+    Okay.") would otherwise each go through the model again for the same vector."""
     info = _session(services, session_id)
-    embedder = services.embedder
+    embedder = MemoizingEmbedder(services.embedder)
     model = embedder.model_id
     index = SemanticIndex(services.db)
     index.register_model(model, embedder.dimension)
@@ -285,11 +292,16 @@ def chunk_embeddings(
         "chunks_per_second": round(done / embed_s, 1) if done and embed_s > 0 else None,
         "turns_embedded": turns_done,
         "turns_embed_seconds": round(turns_s, 3),
+        "distinct_texts_embedded": len(
+            {c.text for c in missing} | {t.embedding_text() for t in turns}
+        ),
         "turns_per_second": round(turns_done / turns_s, 1) if turns_done and turns_s > 0 else None,
         "active_model": campaign.active_embedding_model,
         "switched_active_model": switched,
     }
-    out.checks += embedding_checks(services, session_id, embedder, campaign.active_embedding_model)
+    out.checks += embedding_checks(
+        services, session_id, services.embedder, campaign.active_embedding_model
+    )
     return out
 
 

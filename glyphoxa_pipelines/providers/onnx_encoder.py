@@ -16,8 +16,13 @@ their own model id (`embeddings.INT8_MODEL_ID`) and never mix with float rows.
 
 The graph is exported once per machine from the packaged weights (`torch.onnx`, nothing is
 downloaded) into a cache folder and reused by every later process, which then loads without
-torch. Texts are sorted by length and packed into batches under a token budget, so short turns
-are not padded to a long chunk's length.
+torch.
+
+Float documents run in batches of texts of the SAME word-piece length: no padding, so a text's
+vector is the one it gets alone (a padded batch differs in rounding only, but a vector must not
+depend on its neighbours), and the batches go to single-threaded passes, one per core, side by
+side. Two intra-op threads on one batch synchronise at every operator; on a shared machine a
+descheduled thread stalls both, and idle threads spin. Independent passes do neither.
 """
 
 from __future__ import annotations
@@ -47,8 +52,14 @@ MAX_EXPORT_DRIFT = 1e-4
 # graph further off is broken (saturated kernels, a failed fusion), not merely rounded.
 MIN_INT8_COSINE = 0.97
 BERT_HEADS_HIDDEN = (12, 384)  # all-MiniLM-L6-v2's attention heads and width, for the fuser
-BATCH_TOKENS = 8192  # padded word pieces per forward pass: the best of 4k / 8k / 16k measured
+BATCH_TOKENS = 8192  # word pieces per forward pass: the best of 4k / 8k / 16k measured
 MAX_BATCH = 256
+# How texts share a forward pass. "equal_length": batches of one word-piece length, a
+# single-threaded pass per core (float documents). "alone": one text per pass, a pass per core
+# (the int8 graph: its activations are quantized per tensor, so even an unpadded neighbour
+# moves a vector). "padded": length-sorted batches padded to their longest text, one pass at a
+# time on every core (the encoder before equal-length batches; kept to measure against).
+PACKINGS = ("equal_length", "alone", "padded")
 CACHE_ENV = "GLYPHOXA_MODEL_CACHE"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _PROBES = [
@@ -189,7 +200,9 @@ def _heads_and_hidden(model_path: Path) -> tuple[int, int]:
 
 
 def _check_int8(int8_graph: Path, float_graph: Path, model_path: Path) -> None:
-    quantized = OnnxSentenceEncoder(int8_graph, model_path, threads=1, alone=True).encode(_PROBES)
+    quantized = OnnxSentenceEncoder(int8_graph, model_path, threads=1, packing="alone").encode(
+        _PROBES
+    )
     exact = OnnxSentenceEncoder(float_graph, model_path, threads=1).encode(_PROBES)
     worst = float((quantized * exact).sum(axis=1).min())
     if worst < MIN_INT8_COSINE:
@@ -273,15 +286,12 @@ def _export_and_check(bert: Any, model_path: Path, target: Path) -> None:
 class OnnxSentenceEncoder:
     """Texts -> L2-normalized mean-pooled rows (float32) through an exported graph.
 
-    `threads`: ONNX Runtime's intra-op threads (None: one per core, for the pipeline; the live
-    path uses 1). `spin=False` stops idle worker threads from busy-waiting, which on a loaded
-    machine steals the CPU the event loop and PostgreSQL need.
-
-    `alone=True` runs every text in a forward pass of its own, `threads` texts at a time on
-    single-threaded runs, never padded and never batched. The int8 graph needs it: dynamic
-    quantization scales activations per tensor, so in a batch a text's vector would depend
-    on its neighbours (cosine 0.987 mean to the same text alone over C1E001) and a query
-    would not match its own document. Alone, a text has one vector, the query's.
+    `threads`: how many cores to use (None: all). With the "equal_length" and "alone"
+    packings that many single-threaded passes run side by side (ONNX Runtime releases the GIL
+    in `run`); with "padded" one pass at a time gets that many intra-op threads. The live path
+    uses 1. `spin=False` stops idle intra-op threads from busy-waiting, which on a loaded
+    machine steals the CPU the event loop and PostgreSQL need (only "padded" has such threads).
+    See PACKINGS for why each packing exists.
     """
 
     def __init__(
@@ -291,15 +301,18 @@ class OnnxSentenceEncoder:
         *,
         threads: int | None = None,
         spin: bool = True,
-        alone: bool = False,
+        packing: str = "equal_length",
     ) -> None:
         import onnxruntime as ort
 
-        workers = threads or (os.cpu_count() or 1)
-        self._alone_workers = workers if alone else 0
+        if packing not in PACKINGS:
+            raise ValueError(f"unknown packing {packing!r}; expected one of {PACKINGS}")
+        self.packing = packing
+        self._workers = threads or (os.cpu_count() or 1)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = 1 if alone else workers
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.intra_op_num_threads = self._workers if packing == "padded" else 1
         options.inter_op_num_threads = 1
         if not spin:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -328,14 +341,37 @@ class OnnxSentenceEncoder:
         return self._forward(ids, np.ones_like(ids))[0]
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Many texts, shortest first, packed into batches of at most BATCH_TOKENS padded word
-        pieces; rows come back in the order of `texts`."""
+        """Many texts, packed as `packing` says; rows come back in the order of `texts`."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
         pieces = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        if self._alone_workers:
-            return self._encode_alone(pieces, out)
+        if self.packing == "padded":
+            return self._encode_padded(pieces, out)
+        lengths = [len(p) for p in pieces]
+        batches = (
+            equal_length_batches(lengths)
+            if self.packing == "equal_length"
+            else [[i] for i in range(len(pieces))]
+        )
+
+        def run(rows: list[int]) -> None:
+            ids = np.asarray([pieces[i] for i in rows], dtype=np.int64)
+            out[rows] = self._forward(ids, np.ones_like(ids))
+
+        # the biggest passes first, so the last ones to finish are short and both cores stay busy
+        batches.sort(key=lambda rows: -len(rows) * lengths[rows[0]])
+        if self._workers == 1 or len(batches) == 1:
+            for rows in batches:
+                run(rows)
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
+            list(pool.map(run, batches))
+        return out
+
+    def _encode_padded(self, pieces: list[list[int]], out: np.ndarray) -> np.ndarray:
         order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
         for batch in token_budget_batches([len(pieces[i]) for i in order]):
             rows = [order[i] for i in batch]
@@ -348,27 +384,23 @@ class OnnxSentenceEncoder:
             out[rows] = self._forward(ids, mask)
         return out
 
-    def _encode_alone(self, pieces: list[list[int]], out: np.ndarray) -> np.ndarray:
-        from concurrent.futures import ThreadPoolExecutor
-
-        def one(i: int) -> None:
-            ids = np.asarray([pieces[i]], dtype=np.int64)
-            out[i] = self._forward(ids, np.ones_like(ids))[0]
-
-        longest_first = sorted(range(len(pieces)), key=lambda i: -len(pieces[i]))
-        if self._alone_workers == 1:
-            for i in longest_first:
-                one(i)
-            return out
-        # ONNX Runtime releases the GIL in `run`: the workers' passes run on separate cores
-        with ThreadPoolExecutor(self._alone_workers) as pool:
-            list(pool.map(one, longest_first))
-        return out
-
     @property
     def dimension(self) -> int:
         shape = self._session.get_outputs()[0].shape
         return int(shape[-1]) if isinstance(shape[-1], int) else 384
+
+
+def equal_length_batches(lengths: list[int]) -> list[list[int]]:
+    """Indexes of `lengths` grouped by equal length, each group cut to at most BATCH_TOKENS
+    word pieces (a text longer than the budget goes alone) and MAX_BATCH rows."""
+    by_length: dict[int, list[int]] = {}
+    for i, length in enumerate(lengths):
+        by_length.setdefault(length, []).append(i)
+    batches: list[list[int]] = []
+    for length, rows in sorted(by_length.items()):
+        per = max(1, min(MAX_BATCH, BATCH_TOKENS // max(length, 1)))
+        batches.extend(rows[start : start + per] for start in range(0, len(rows), per))
+    return batches
 
 
 def token_budget_batches(sorted_lengths: list[int]) -> list[list[int]]:
@@ -405,7 +437,11 @@ def shared_encoder(
         if encoder is None:
             graph = exported_graph(model_path, load_bert, quantized=quantized)
             encoder = OnnxSentenceEncoder(
-                graph, model_path, threads=threads, spin=spin, alone=quantized
+                graph,
+                model_path,
+                threads=threads,
+                spin=spin,
+                packing="alone" if quantized else "equal_length",
             )
             _SESSIONS[key] = encoder
         return encoder

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,12 @@ from glyphoxa_pipelines.providers.embeddings import (
     bundled_model_path,
     get_embedder,
 )
-from glyphoxa_pipelines.providers.onnx_encoder import BATCH_TOKENS, token_budget_batches
+from glyphoxa_pipelines.providers.onnx_encoder import (
+    BATCH_TOKENS,
+    OnnxSentenceEncoder,
+    equal_length_batches,
+    token_budget_batches,
+)
 
 TEXTS = [
     "Matt: You enter the tavern. A half-orc behind the bar looks up and grunts.",
@@ -31,6 +38,41 @@ def test_batches_respect_the_token_budget_and_keep_every_text() -> None:
         assert len(b) <= onnx_encoder.MAX_BATCH
         assert len(b) == 1 or len(b) * lengths[b[-1]] <= BATCH_TOKENS
     assert [9000] in [[lengths[i] for i in b] for b in batches]  # too long for any budget: alone
+
+
+def test_equal_length_batches_hold_one_length_each_and_every_text_once() -> None:
+    lengths = [5, 12, 5, 300, 12, 40, 5] + [12] * 1500
+    batches = equal_length_batches(lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        assert len({lengths[i] for i in b}) == 1  # no padding anywhere
+        assert len(b) <= onnx_encoder.MAX_BATCH
+        assert len(b) == 1 or len(b) * lengths[b[0]] <= BATCH_TOKENS
+    assert [3] in batches  # longer than the budget: alone
+
+
+@pytest.mark.slow  # loads the bundled model
+def test_a_text_gets_the_same_vector_alone_and_in_any_batch() -> None:
+    """The float encoder runs texts of one length together: a text's vector must not depend on
+    the batch it lands in (1e-6), and must be what every packing gives it."""
+    fast = SentenceTransformerEmbedder(backend="onnx")
+    encoder = fast.onnx_encoder()
+    assert encoder is not None and encoder.packing == "equal_length"
+    same_length = [f"Matt: the {w} door opens onto a cold hall." for w in
+                   ("red", "blue", "green", "iron", "oak", "stone", "old", "new")]
+    tokenizer = onnx_encoder.make_tokenizer(Path(bundled_model_path()), 256)
+    lengths = {len(tokenizer.encode(t).ids) for t in same_length}
+    assert len(lengths) == 1  # one batch of eight, nothing padded
+    texts = same_length + TEXTS
+    batched = fast.embed(texts)
+    alone = np.vstack([fast.embed([t]) for t in texts])
+    assert float(np.abs(batched - alone).max()) < 1e-6
+    shuffled = fast.embed(texts[::-1])[::-1]
+    assert float(np.abs(batched - shuffled).max()) < 1e-6
+    padded = OnnxSentenceEncoder(encoder.graph, bundled_model_path(), packing="padded")
+    assert float(np.abs(batched - padded.encode(texts)).max()) < 1e-5
+    with pytest.raises(ValueError, match="unknown packing 'sorted'"):
+        OnnxSentenceEncoder(encoder.graph, bundled_model_path(), packing="sorted")
 
 
 @pytest.mark.slow  # loads the bundled model (and exports it once per machine)
