@@ -36,8 +36,9 @@ CAMPAIGN_TABLES: tuple[TableSpec, ...] = (
 )
 TABLE_NAMES = frozenset(t.name for t in CAMPAIGN_TABLES)
 # Campaign-scoped tables an archive leaves out on purpose: what lives one turn and is rebuilt
-# on demand is state of the running service, not of the campaign.
-NOT_ARCHIVED = frozenset({"realtime_prefetch"})
+# on demand is state of the running service, not of the campaign; the chunks' lexeme counts
+# are rebuilt by the `chunks` triggers as the archive's chunks are restored.
+NOT_ARCHIVED = frozenset({"realtime_prefetch", "chunk_lexeme_counts"})
 
 # Row columns that hold an entry id or a fact id (renumbered together with the ids).
 ENTRY_REFS: dict[str, tuple[str, ...]] = {
