@@ -46,6 +46,11 @@ class ListenSettings:
     partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
     streaming: bool = True
     early_final_ms: float = 200.0  # quiet this long: decode the tail before the VAD closes
+    # each pass waits this many times longer than the one before it (1: a fixed cadence):
+    # a pass re-decodes the whole uncommitted window, so a fixed cadence costs the square of
+    # the utterance's length, while what pre-fetch needs (the names said so far) and what
+    # the early final leaves to decode change little after the first passes
+    partial_growth: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +110,8 @@ class Listener:
             return  # the last pass was slow: leave the worker free as long as it took
         samples = self.vad.speech_so_far()
         heard_s = len(samples) / rate
-        if heard_s < self._next_partial_s + s.partial_every_s:
+        every_s = s.partial_every_s * s.partial_growth ** self._partials
+        if heard_s < self._next_partial_s + every_s:
             return
         self._next_partial_s = heard_s
         self._partials += 1

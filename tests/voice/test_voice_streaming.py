@@ -123,7 +123,7 @@ async def listen(settings: ListenSettings) -> tuple[list, list[str], ScriptedRec
 
 
 async def test_streaming_leaves_only_the_tail_and_uses_the_early_final() -> None:
-    [heard], partials, recognizer = await listen(ListenSettings(partial_every_s=0.5))
+    [heard], partials, recognizer = await listen(ListenSettings(partial_every_s=0.5, partial_growth=1.0))
     assert heard.transcript.text == " ".join(WORDS)
     assert heard.early  # only silence followed the early decode: it was the final
     assert heard.partials >= 4 and partials[-1].startswith("Thaldrin tell me")
@@ -168,3 +168,16 @@ def test_a_recogniser_without_word_timings_still_streams_text() -> None:
     assert stream.committed == [] and stream.so_far() == "where is the Sunblade"
     assert stream.final(Transcript("where is the Sunblade kept"), 0.0).text == \
         "where is the Sunblade kept"
+
+
+async def test_partial_passes_grow_apart() -> None:
+    """Each pass waits twice as long as the one before it: on a 3 s utterance passes every
+    0.5 s begin at 0.5, 1.0, 1.5, ... s of speech; growing, at 0.5, 1.5 and 3.5 s."""
+    _heard, _partials, fixed = await listen(ListenSettings(partial_every_s=0.5,
+                                                           partial_growth=1.0))
+    _heard, _partials, growing = await listen(ListenSettings(partial_every_s=0.5))
+    fixed_passes = [end for _, end in fixed.windows[:-1]]  # the last window is the final's
+    growing_passes = [end for _, end in growing.windows[:-1]]
+    assert len(growing_passes) < len(fixed_passes)
+    gaps = [b - a for a, b in zip(growing_passes, growing_passes[1:], strict=False)]
+    assert gaps and all(g > 0.9 for g in gaps)
