@@ -110,6 +110,7 @@ class Path_:
     stt_worker: bool
     previous_text: bool = False
     quick_partials: bool = False  # partial passes on `SpeechToText.for_partials()`
+    config: tuple[tuple[str, Any], ...] = ()  # `VoiceConfig` fields set for this path
 
 
 PATHS = {
@@ -123,6 +124,15 @@ PATHS = {
     # twice as long as theirs (>= 4 s)
     "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
                        quick_partials=True),
+    # as the seventh stop left it: a pass every second with the whole hotword prompt, the
+    # finals' trailing quiet kept (what the fifth pass changed, undone)
+    "streaming-s7": Path_("streaming-s7", lambda: untrimmed(live_whisper()), streaming=True,
+                          stt_worker=True, quick_partials=True,
+                          config=(("partial_growth", 1.0), ("partial_hotword_tokens", None))),
+    # only the partials' cadence as before (isolates the growing cadence)
+    "streaming-every-1s": Path_("streaming-every-1s", live_whisper, streaming=True,
+                                stt_worker=True, quick_partials=True,
+                                config=(("partial_growth", 1.0),)),
     # finals padded 12 s every time (the third pass's "streaming"; isolates the finals' pad)
     "streaming-final-12s": Path_("streaming-final-12s", lambda: final_padded(None, None),
                                  streaming=True, stt_worker=True, quick_partials=True),
@@ -138,6 +148,11 @@ PATHS = {
     # the same on the shared pool (isolates the worker thread)
     "streaming-pool": Path_("streaming-pool", live_whisper, streaming=True, stt_worker=False),
 }
+
+
+def untrimmed(engine: Any) -> SpeechToText:
+    """The engine with the trailing quiet left in what it decodes."""
+    return replace(engine, trim_trailing_quiet=False)
 
 
 def final_padded(per_audio_s: float | None, min_pad_s: float | None) -> SpeechToText:
@@ -270,7 +285,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         async def answer(path: Path_, audio: Any, lags: list[float]) -> Any:
             config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
                                  streaming=path.streaming, stt_worker=path.stt_worker,
-                                 previous_text=path.previous_text)
+                                 previous_text=path.previous_text, **dict(path.config))
             loop = VoiceLoop(svc, config, stt=engines[path.name],
                              chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
                              sink=BufferSink(), partial_stt=partial_engines[path.name])
