@@ -389,6 +389,11 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                 sum(c[0] for c in calls if c[2] == kind) / max(sum(got["speech"]), 1e-3), 3)
                for kind in ("partial", "final")},
             "stt_calls": len(calls),
+            # (wall RTF, seconds of audio, seconds taken) of the five slowest finals per
+            # second of audio: what the finals' p95 is made of
+            "slowest_finals": sorted(((round(took / max(a, 1e-3), 2), round(a, 2),
+                                       round(took, 3)) for took, a, k in calls if k == "final"),
+                                     reverse=True)[:5],
             # of the campaign names in the finals, the share a partial pass heard first
             "partial_name_hits": round(sum(got["partial_hits"])
                                        / max(sum(got["final_names"]), 1), 3),
