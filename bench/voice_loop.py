@@ -388,6 +388,12 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             **{f"stt_s_per_speech_s_{kind}": round(
                 sum(c[0] for c in calls if c[2] == kind) / max(sum(got["speech"]), 1e-3), 3)
                for kind in ("partial", "final")},
+            # the same in CPU seconds (the process's, over each decode): less at the mercy
+            # of the machine's load than wall time, which a shared machine multiplies
+            **{f"stt_cpu_s_per_speech_s{suffix}": round(
+                sum(c for c, (_, _, k) in zip(engines[path.name].cpu, calls, strict=True)
+                    if kind in (None, k)) / max(sum(got["speech"]), 1e-3), 3)
+               for suffix, kind in (("", None), ("_partial", "partial"), ("_final", "final"))},
             "stt_calls": len(calls),
             # (wall RTF, seconds of audio, seconds taken) of the five slowest finals per
             # second of audio: what the finals' p95 is made of
@@ -506,6 +512,9 @@ def main() -> None:
     for kind in ("partial", "final"):
         print(f"{'  ' + kind + ' decodes':34}" + "".join(
             f"{result['paths'][n]['stt_s_per_speech_s_' + kind]!s:>22}" for n in names))
+    for suffix in ("", "_partial", "_final"):
+        print(f"{'STT CPU s per speech s' + suffix:34}" + "".join(
+            f"{result['paths'][n]['stt_cpu_s_per_speech_s' + suffix]!s:>22}" for n in names))
     print(f"{'final names a partial heard first':34}" + "".join(
         f"{result['paths'][n]['partial_name_hits']!s:>22}" for n in names))
     print(f"garbage collector during the turns: {result['gc']}")
