@@ -128,7 +128,12 @@ PATHS = {
     # finals' trailing quiet kept (what the fifth pass changed, undone)
     "streaming-s7": Path_("streaming-s7", lambda: untrimmed(live_whisper()), streaming=True,
                           stt_worker=True, quick_partials=True,
-                          config=(("partial_growth", 1.0), ("partial_hotword_tokens", None))),
+                          config=(("partial_growth", 1.0), ("partial_hotword_tokens", None),
+                                  ("early_as_pass", False))),
+    # dropped early finals thrown away, as before (isolates using them as passes)
+    "streaming-no-early-pass": Path_("streaming-no-early-pass", live_whisper, streaming=True,
+                                     stt_worker=True, quick_partials=True,
+                                     config=(("early_as_pass", False),)),
     # only the partials' cadence as before (isolates the growing cadence)
     "streaming-every-1s": Path_("streaming-every-1s", live_whisper, streaming=True,
                                 stt_worker=True, quick_partials=True,

@@ -51,6 +51,7 @@ class ListenSettings:
     # the utterance's length, while what pre-fetch needs (the names said so far) and what
     # the early final leaves to decode change little after the first passes
     partial_growth: float = 2.0
+    early_as_pass: bool = True  # a dropped early final is folded in as a pass (`_as_a_pass`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +104,12 @@ class Listener:
                     self._on_early_start()
             return
         if self._early is not None and self.vad.quiet_ms < s.early_final_ms:
-            self._early = None  # spoke again: that decode missed the new words
+            # spoke again: that decode missed the new words, but it is a pass over the
+            # window all the same (a pause is where a sentence ends, a clean cut)
+            if s.streaming and s.early_as_pass:
+                self._as_a_pass(self._early[0])
+                self._next_partial_s = len(self.vad.speech_so_far()) / rate
+            self._early = None
         if s.partial_every_s <= 0 or (self._job is not None and not self._job.done()):
             return
         if time.monotonic() < self._pass_free_at:
@@ -161,6 +167,23 @@ class Listener:
             except Exception:  # best effort, like any partial: the final stands without it
                 log.exception("pre-fetch on the early final failed")
         return tail, offset, tail_s
+
+    def _as_a_pass(self, early: asyncio.Task[tuple[Transcript, float, float]]) -> None:
+        """A dropped early final, once decoded, folded into the stream as a partial pass: a
+        speaker who pauses between sentences made the early final decode the whole
+        uncommitted window at every pause, and all that work was thrown away; as a pass it
+        commits the words it agrees on, so the final's tail is shorter."""
+        stream = self._stream
+        if stream is None:
+            return
+
+        def fold(task: asyncio.Task[tuple[Transcript, float, float]]) -> None:
+            if task.cancelled() or task.exception() is not None or stream is not self._stream:
+                return
+            tail, offset, tail_s = task.result()
+            stream.update(tail, offset, offset + tail_s)
+
+        early.add_done_callback(fold)
 
     async def drain(self) -> None:
         """Wait for the partial in flight, if any (its errors are already logged)."""

@@ -103,6 +103,7 @@ class VoiceConfig:
     # guesses for pre-fetch; the final keeps the whole prompt. None: the whole prompt
     partial_hotword_tokens: int | None = 64
     partial_growth: float = 2.0  # `ListenSettings.partial_growth`
+    early_as_pass: bool = True  # `ListenSettings.early_as_pass`
     max_tool_rounds: int = 2
     tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
     vad: dict[str, Any] = field(default_factory=dict)  # EnergyVad settings
@@ -205,7 +206,7 @@ class VoiceLoop:
             listener = Listener(
                 EnergyVad(**cfg.vad), self._transcribe, self._partial,
                 ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms,
-                               cfg.partial_growth),
+                               cfg.partial_growth, cfg.early_as_pass),
                 on_early=early, on_early_start=early_start)
             self._speakers[speaker_id] = listener
         return listener

@@ -181,3 +181,41 @@ async def test_partial_passes_grow_apart() -> None:
     assert len(growing_passes) < len(fixed_passes)
     gaps = [b - a for a, b in zip(growing_passes, growing_passes[1:], strict=False)]
     assert gaps and all(g > 0.9 for g in gaps)
+
+
+def test_a_window_from_before_the_cut_does_not_commit_words_twice() -> None:
+    stream = StreamingTranscript(16_000, guard_s=0.4)
+    said = (w("Tell", 0.1, 0.4), w("me", 0.5, 0.7), w("about", 0.9, 1.2), w("the", 1.5, 1.9))
+    stream.update(Transcript("Tell me about", said[:3]), 0.0, 1.3)
+    stream.update(Transcript("Tell me about the", said), 0.0, 2.4)
+    assert [x.text for x in stream.committed] == ["Tell", "me", "about"]
+    # a pass scheduled before that cut moved hears from 0 s again: nothing is committed twice
+    stream.update(Transcript("Tell me about the", said), 0.0, 2.4)
+    assert [x.text for x in stream.committed] == ["Tell", "me", "about", "the"]
+
+
+async def test_an_early_final_dropped_at_a_pause_is_used_as_a_pass() -> None:
+    """A 220 ms pause after "me" starts an early final; the speaker goes on, so it is not
+    the final, but what it heard is agreed with the pass before it: "Thaldrin" is committed
+    and the final decodes only the audio after it."""
+    recognizer = ScriptedRecognizer()
+    # one pass at 1 s, the next not before 5 s: only the dropped early final can agree with it
+    listener = Listener(EnergyVad(), recognizer, _ignore,
+                        ListenSettings(partial_every_s=1.0, partial_growth=4.0))
+    audio = speech_stream()
+    audio[int(1.62 * RATE):int(1.84 * RATE)] = 0.0
+    step = RATE // 50
+    heard = []
+    for i in range(0, len(audio), step):
+        utterance = listener.feed(AudioFrame(audio[i:i + step], RATE, "ana"))
+        await asyncio.sleep(0)
+        if utterance is not None:
+            heard.append(await listener.final(utterance))
+    [final] = heard
+    assert final.transcript.text == " ".join(WORDS)
+    assert recognizer.windows[-1][0] > 0.5  # the final's window starts after "Thaldrin"
+    assert final.tail_s < 3.0
+
+
+async def _ignore(text: str) -> None:
+    return None
