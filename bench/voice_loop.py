@@ -130,10 +130,10 @@ PATHS = {
                           stt_worker=True, quick_partials=True,
                           config=(("partial_growth", 1.0), ("partial_hotword_tokens", None),
                                   ("early_as_pass", False))),
-    # dropped early finals thrown away, as before (isolates using them as passes)
-    "streaming-no-early-pass": Path_("streaming-no-early-pass", live_whisper, streaming=True,
-                                     stt_worker=True, quick_partials=True,
-                                     config=(("early_as_pass", False),)),
+    # a dropped early final folded in as a pass (tried: less CPU, more WER; off by default)
+    "streaming-early-pass": Path_("streaming-early-pass", live_whisper, streaming=True,
+                                  stt_worker=True, quick_partials=True,
+                                  config=(("early_as_pass", True),)),
     # only the partials' cadence as before (isolates the growing cadence)
     "streaming-every-1s": Path_("streaming-every-1s", live_whisper, streaming=True,
                                 stt_worker=True, quick_partials=True,

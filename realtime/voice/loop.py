@@ -103,7 +103,7 @@ class VoiceConfig:
     # guesses for pre-fetch; the final keeps the whole prompt. None: the whole prompt
     partial_hotword_tokens: int | None = 64
     partial_growth: float = 2.0  # `ListenSettings.partial_growth`
-    early_as_pass: bool = True  # `ListenSettings.early_as_pass`
+    early_as_pass: bool = False  # `ListenSettings.early_as_pass`
     max_tool_rounds: int = 2
     tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
     vad: dict[str, Any] = field(default_factory=dict)  # EnergyVad settings
