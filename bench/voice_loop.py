@@ -130,6 +130,10 @@ PATHS = {
                           stt_worker=True, quick_partials=True,
                           config=(("partial_growth", 1.0), ("partial_hotword_tokens", None),
                                   ("early_as_pass", False))),
+    # the early final after 300 ms of quiet, not 200 (fewer early finals at sentence pauses)
+    "streaming-early-300": Path_("streaming-early-300", live_whisper, streaming=True,
+                                 stt_worker=True, quick_partials=True,
+                                 config=(("early_final_ms", 300.0),)),
     # a dropped early final folded in as a pass (tried: less CPU, more WER; off by default)
     "streaming-early-pass": Path_("streaming-early-pass", live_whisper, streaming=True,
                                   stt_worker=True, quick_partials=True,
