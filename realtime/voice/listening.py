@@ -55,6 +55,11 @@ class ListenSettings:
     # third but raised WER and name errors on held-out lines (docs/DESIGN.md)
     early_as_pass: bool = False
 
+    def __post_init__(self) -> None:
+        if not self.partial_growth >= 1.0:  # also refuses NaN
+            raise ValueError(f"partial_growth must be at least 1 (a fixed cadence), "
+                             f"not {self.partial_growth}")
+
 
 @dataclass(frozen=True, slots=True)
 class Heard:

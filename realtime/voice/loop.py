@@ -110,6 +110,11 @@ class VoiceConfig:
     context_window_tokens: int = 8_192  # the chat model's window
     consolidate_every_s: float = CONSOLIDATE_EVERY_S
 
+    def __post_init__(self) -> None:
+        if self.partial_hotword_tokens is not None and self.partial_hotword_tokens < 0:
+            raise ValueError("partial_hotword_tokens must be None (the whole prompt) or at "
+                             f"least 0, not {self.partial_hotword_tokens}")
+
 
 @dataclass
 class TurnResult:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
 from glyphoxa_pipelines.providers.speech import Transcript, TranscriptWord
 from glyphoxa_pipelines.providers.speech.whisper_window import looks_like_a_loop
@@ -220,3 +221,14 @@ async def test_an_early_final_dropped_at_a_pause_is_used_as_a_pass() -> None:
 
 async def _ignore(text: str) -> None:
     return None
+
+
+def test_bad_pass_settings_are_refused_by_name() -> None:
+    from realtime.voice.loop import VoiceConfig
+
+    with pytest.raises(ValueError, match="partial_growth"):
+        ListenSettings(partial_growth=0.5)
+    with pytest.raises(ValueError, match="partial_growth"):
+        ListenSettings(partial_growth=float("nan"))
+    with pytest.raises(ValueError, match="partial_hotword_tokens"):
+        VoiceConfig("s", "npc", partial_hotword_tokens=-1)
