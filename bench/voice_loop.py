@@ -130,6 +130,9 @@ PATHS = {
                           stt_worker=True, quick_partials=True,
                           config=(("partial_growth", 1.0), ("partial_hotword_tokens", None),
                                   ("early_as_pass", False))),
+    # the finals' trailing quiet kept (isolates the trim)
+    "streaming-untrimmed": Path_("streaming-untrimmed", lambda: untrimmed(live_whisper()),
+                                 streaming=True, stt_worker=True, quick_partials=True),
     # the early final after 300 ms of quiet, not 200 (fewer early finals at sentence pauses)
     "streaming-early-300": Path_("streaming-early-300", live_whisper, streaming=True,
                                  stt_worker=True, quick_partials=True,
