@@ -124,15 +124,15 @@ PATHS = {
     # twice as long as theirs (>= 4 s)
     "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
                        quick_partials=True),
-    # as the seventh stop left it: a pass every second with the whole hotword prompt, the
-    # finals' trailing quiet kept (what the fifth pass changed, undone)
-    "streaming-s7": Path_("streaming-s7", lambda: untrimmed(live_whisper()), streaming=True,
+    # as the seventh stop left it: a pass every second with the whole hotword prompt (what
+    # the fifth pass changed, undone)
+    "streaming-s7": Path_("streaming-s7", live_whisper, streaming=True,
                           stt_worker=True, quick_partials=True,
                           config=(("partial_growth", 1.0), ("partial_hotword_tokens", None),
                                   ("early_as_pass", False))),
-    # the finals' trailing quiet kept (isolates the trim)
-    "streaming-untrimmed": Path_("streaming-untrimmed", lambda: untrimmed(live_whisper()),
-                                 streaming=True, stt_worker=True, quick_partials=True),
+    # the quiet after the last loud frame cut before the padding (tried: worse finals' p95)
+    "streaming-trimmed": Path_("streaming-trimmed", lambda: trimmed(live_whisper()),
+                               streaming=True, stt_worker=True, quick_partials=True),
     # the early final after 300 ms of quiet, not 200 (fewer early finals at sentence pauses)
     "streaming-early-300": Path_("streaming-early-300", live_whisper, streaming=True,
                                  stt_worker=True, quick_partials=True,
@@ -162,9 +162,9 @@ PATHS = {
 }
 
 
-def untrimmed(engine: Any) -> SpeechToText:
-    """The engine with the trailing quiet left in what it decodes."""
-    return replace(engine, trim_trailing_quiet=False)
+def trimmed(engine: Any) -> SpeechToText:
+    """The engine with the quiet after the last loud frame cut before the padding."""
+    return replace(engine, trim_trailing_quiet=True)
 
 
 def final_padded(per_audio_s: float | None, min_pad_s: float | None) -> SpeechToText:

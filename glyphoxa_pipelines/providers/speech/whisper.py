@@ -94,9 +94,10 @@ class SpeechToText:
     min_encoder_pad_s: float | None = None
     pad_per_audio_s: float = 1.0  # with `min_encoder_pad_s`: seconds of padding per second
     fallback_full_window: bool = True
-    # the short window: the quiet after the last loud frame is cut before the padding is
-    # sized and added (`without_trailing_quiet`)
-    trim_trailing_quiet: bool = True
+    # the short window: the quiet after the last loud frame cut before the padding is sized
+    # and added (`without_trailing_quiet`); off: measured, it made the finals' p95 worse
+    # (docs/DESIGN.md, fifth pass)
+    trim_trailing_quiet: bool = False
     _model: Any = field(default=None, repr=False)
 
     def load(self) -> Any:
