@@ -129,14 +129,14 @@ PATHS = {
     "streaming-s7": Path_("streaming-s7", live_whisper, streaming=True,
                           stt_worker=True, quick_partials=True,
                           config=(("partial_growth", 1.0), ("partial_hotword_tokens", None),
-                                  ("early_as_pass", False))),
+                                  ("early_as_pass", False), ("early_final_ms", 200.0))),
     # the quiet after the last loud frame cut before the padding (tried: worse finals' p95)
     "streaming-trimmed": Path_("streaming-trimmed", lambda: trimmed(live_whisper()),
                                streaming=True, stt_worker=True, quick_partials=True),
-    # the early final after 300 ms of quiet, not 200 (fewer early finals at sentence pauses)
-    "streaming-early-300": Path_("streaming-early-300", live_whisper, streaming=True,
+    # the early final after 200 ms of quiet, as before the fifth pass (now 300 ms)
+    "streaming-early-200": Path_("streaming-early-200", live_whisper, streaming=True,
                                  stt_worker=True, quick_partials=True,
-                                 config=(("early_final_ms", 300.0),)),
+                                 config=(("early_final_ms", 200.0),)),
     # a dropped early final folded in as a pass (tried: less CPU, more WER; off by default)
     "streaming-early-pass": Path_("streaming-early-pass", live_whisper, streaming=True,
                                   stt_worker=True, quick_partials=True,

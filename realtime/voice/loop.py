@@ -92,7 +92,9 @@ class VoiceConfig:
     npc_id: str
     partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
     streaming: bool = True  # rolling passes + early final (`listening.py`); off: whole utterance
-    early_final_ms: float = 200.0
+    # quiet this long starts the early final; 200 ms started one at most pauses between
+    # sentences, each thrown away when the speaker went on (docs/DESIGN.md, fifth pass)
+    early_final_ms: float = 300.0
     stt_worker: bool = True  # one STT thread of the loop's own; off: asyncio's shared pool
     # streaming: prompt a window's decode with the words committed before it (off: it raised
     # WER, docs/DESIGN.md)
