@@ -17,7 +17,14 @@ speaking rates come from a seeded draw, piper runs without noise. Ends with one 
 
     pip install -e '.[speech]'
     python bench/voice_loop.py --lines 10 [--paths whole,streaming] [--boosting]
+    python bench/voice_loop.py --corpus STT_CORPUS/corpus.jsonl --split heldout --lines 36
+    python bench/voice_loop.py --code ../wt-base ...   # the same bench on another checkout's code
     python bench/voice_loop.py --window-study STT_CORPUS/corpus.jsonl [--pads 3,5,8,12]
+
+`--corpus`: the STT corpus's lines with names (CRD3 and demo, `bench/voice_bench/lines.py`),
+its hash split (`--split`), each line in its own scene. `--code`: the project's packages are
+imported from that checkout, the bench's own modules from this one, so two versions of the
+code are measured by one script (run them alternately: one process holds one version).
 """
 
 from __future__ import annotations
@@ -37,17 +44,44 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _code_checkout(argv: list[str]) -> Path | None:
+    """`--code PATH` from the command line, read before anything of the project is imported."""
+    for i, arg in enumerate(argv):
+        if arg == "--code" and i + 1 < len(argv):
+            return Path(argv[i + 1]).resolve()
+        if arg.startswith("--code="):
+            return Path(arg.split("=", 1)[1]).resolve()
+    return None
+
+
+CODE = _code_checkout(sys.argv)
+if CODE is not None:  # bind the project's packages to that checkout, then the bench's to ours
+    sys.path.insert(0, str(CODE))
+    import glyphoxa_pipelines  # noqa: F401
+    import realtime  # noqa: F401
+
+    sys.path.remove(str(CODE))
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from bench.voice_bench.lines import BenchLine, corpus_entities, corpus_lines  # noqa: E402
 from bench.voice_bench.memory_step import (  # noqa: E402
     memory_step,
     memory_under_stt,
     print_memory_step,
 )
-from bench.voice_bench.scoring import boosting, name_misses, pct, pick_lines, wer  # noqa: E402
+from bench.voice_bench.scoring import (  # noqa: E402
+    boosting,
+    name_misses,
+    names_in,
+    pct,
+    pick_lines,
+    wer,
+)
 from bench.voice_bench.window_study import window_study  # noqa: E402
-from glyphoxa_pipelines.campaign.campaign_file import parse_campaign_file  # noqa: E402
+from glyphoxa_pipelines.campaign.campaign_file import EntitySpec, parse_campaign_file  # noqa: E402
 from glyphoxa_pipelines.campaign.campaign_loader import CampaignLoader  # noqa: E402
 from glyphoxa_pipelines.config import Settings  # noqa: E402
 from glyphoxa_pipelines.db import Database, embedded, resolve_url  # noqa: E402
@@ -76,6 +110,7 @@ class Path_:
     stt_worker: bool
     previous_text: bool = False
     quick_partials: bool = False  # partial passes on `SpeechToText.for_partials()`
+    config: tuple[tuple[str, Any], ...] = ()  # `VoiceConfig` fields set for this path
 
 
 PATHS = {
@@ -89,6 +124,27 @@ PATHS = {
     # twice as long as theirs (>= 4 s)
     "streaming": Path_("streaming", live_whisper, streaming=True, stt_worker=True,
                        quick_partials=True),
+    # as the seventh stop left it: a pass every second with the whole hotword prompt (what
+    # the fifth pass changed, undone)
+    "streaming-s7": Path_("streaming-s7", live_whisper, streaming=True,
+                          stt_worker=True, quick_partials=True,
+                          config=(("partial_growth", 1.0), ("partial_hotword_tokens", None),
+                                  ("early_as_pass", False), ("early_final_ms", 200.0))),
+    # the quiet after the last loud frame cut before the padding (tried: worse finals' p95)
+    "streaming-trimmed": Path_("streaming-trimmed", lambda: trimmed(live_whisper()),
+                               streaming=True, stt_worker=True, quick_partials=True),
+    # the early final after 200 ms of quiet, as before the fifth pass (now 300 ms)
+    "streaming-early-200": Path_("streaming-early-200", live_whisper, streaming=True,
+                                 stt_worker=True, quick_partials=True,
+                                 config=(("early_final_ms", 200.0),)),
+    # a dropped early final folded in as a pass (tried: less CPU, more WER; off by default)
+    "streaming-early-pass": Path_("streaming-early-pass", live_whisper, streaming=True,
+                                  stt_worker=True, quick_partials=True,
+                                  config=(("early_as_pass", True),)),
+    # only the partials' cadence as before (isolates the growing cadence)
+    "streaming-every-1s": Path_("streaming-every-1s", live_whisper, streaming=True,
+                                stt_worker=True, quick_partials=True,
+                                config=(("partial_growth", 1.0),)),
     # finals padded 12 s every time (the third pass's "streaming"; isolates the finals' pad)
     "streaming-final-12s": Path_("streaming-final-12s", lambda: final_padded(None, None),
                                  streaming=True, stt_worker=True, quick_partials=True),
@@ -106,6 +162,11 @@ PATHS = {
 }
 
 
+def trimmed(engine: Any) -> SpeechToText:
+    """The engine with the quiet after the last loud frame cut before the padding."""
+    return replace(engine, trim_trailing_quiet=True)
+
+
 def final_padded(per_audio_s: float | None, min_pad_s: float | None) -> SpeechToText:
     """The live engine with its finals padded `per_audio_s` times their audio (between
     `min_pad_s` and 12 s; None: 12 s every time); the 30 s fallback kept."""
@@ -118,7 +179,8 @@ class TimedRecognizer:
     """The engine, with each decode's wall time and audio length kept (real-time factor)."""
 
     def __init__(self, engine: SpeechToText, calls: list[tuple[float, float, str]] | None = None,
-                 kind: str = "final", cpu: list[float] | None = None) -> None:
+                 kind: str = "final", cpu: list[float] | None = None,
+                 texts: list[str] | None = None) -> None:
         self.engine = engine
         # (seconds taken, seconds of audio, "partial" | "final"); shared by a path's engines
         self.calls: list[tuple[float, float, str]] = [] if calls is None else calls
@@ -126,6 +188,8 @@ class TimedRecognizer:
         # own; the event loop's few ms of work in the meantime are counted in too)
         self.cpu: list[float] = [] if cpu is None else cpu
         self.kind = kind
+        # what the partial passes heard (what pre-fetch could act on), cleared per turn
+        self.texts: list[str] = [] if texts is None else texts
 
     def transcribe(self, samples: Any, sample_rate: int, *, hotwords: str | None = None
                    ) -> Transcript:
@@ -133,6 +197,8 @@ class TimedRecognizer:
         out = self.engine.transcribe(samples, sample_rate, hotwords=hotwords)
         self.calls.append((time.perf_counter() - t, len(samples) / sample_rate, self.kind))
         self.cpu.append(time.process_time() - cpu)
+        if self.kind == "partial":
+            self.texts.append(out.text)
         return out
 
 
@@ -163,8 +229,16 @@ async def loop_lag(lags: list[float], stop: asyncio.Event, every_s: float = 0.00
         await asyncio.sleep(every_s)
         lags.append((time.perf_counter() - t - every_s) * 1000)
 async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[str, Any]:
+    campaign = parse_campaign_file(SAMPLE_CAMPAIGN)
+    spoken: list[BenchLine] | None = None
+    if args.corpus is not None:
+        spoken = corpus_lines(args.corpus, args.split, args.lines, args.skip)
+        known = {n for e in campaign.entities for n in (e.name, *e.aliases)}
+        campaign = campaign.model_copy(update={"entities": [
+            *campaign.entities,
+            *(EntitySpec(**e) for e in corpus_entities(spoken, known))]})
     with Database(url, max_size=2) as db:
-        cid = CampaignLoader(db).load(parse_campaign_file(SAMPLE_CAMPAIGN)).campaign_id
+        cid = CampaignLoader(db).load(campaign).campaign_id
     svc = MemoryService(url, settings=settings)
     await svc.open(warm_embedder=False)
     stub = StreamingChatStub()
@@ -172,6 +246,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     tts = TextToSpeech()
     t = time.perf_counter()
     engines = {p.name: TimedRecognizer(p.engine()) for p in paths}
+    heard_partials: dict[str, list[str]] = {p.name: [] for p in paths}
     for timed in engines.values():
         timed.engine.load()
     partial_engines = {}
@@ -179,7 +254,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         final = engines[p.name]
         quick = final.engine.for_partials() if p.quick_partials else None
         partial_engines[p.name] = TimedRecognizer(quick or final.engine, final.calls, "partial",
-                                                  final.cpu)
+                                                  final.cpu, heard_partials[p.name])
     tts.load()
     load_s = time.perf_counter() - t
     if not args.no_freeze:
@@ -190,7 +265,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
     per: dict[str, dict[str, list[float]]] = {
         p.name: {k: [] for k in (*STAGES, "memory", "write", "hot", "corrected", "tail_s",
                                  "early", "ahead", "wer", "words", "lag", "speech", "names",
-                                 "name_misses")}
+                                 "name_misses", "final_names", "partial_hits")}
         for p in paths}
     try:
         entities = list((await svc.names(cid)).entities.values())  # type: ignore[union-attr]
@@ -202,6 +277,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         all_names = [n for e in entities for n in (e.name, *e.aliases)]
         boost = hotwords_text(ranked_names(entities, scene=session.scene))
         lines = pick_lines(all_names, args.lines, args.seed)[args.skip:]
+        by_folded = {n.lower(): e.id for e in entities for n in (e.name, *e.aliases)}
         if args.memory_step:
             await memory_step(svc, session.id, npc, lines, 4)  # warm the caches
             load_before = os.getloadavg()
@@ -221,7 +297,7 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
         async def answer(path: Path_, audio: Any, lags: list[float]) -> Any:
             config = VoiceConfig(session.id, npc, partial_every_s=args.partial_every_s,
                                  streaming=path.streaming, stt_worker=path.stt_worker,
-                                 previous_text=path.previous_text)
+                                 previous_text=path.previous_text, **dict(path.config))
             loop = VoiceLoop(svc, config, stt=engines[path.name],
                              chat=OpenAIChat("stub", base_url=stub.base_url), tts=tts,
                              sink=BufferSink(), partial_stt=partial_engines[path.name])
@@ -240,13 +316,27 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             engines[path.name].calls.clear()
             engines[path.name].cpu.clear()
         gc.callbacks.append(gc_pauses)
-        for i, (text, rate) in enumerate(lines):
-            audio = tts.synthesize(text, length_scale=rate)
+        todo = spoken if spoken is not None else [BenchLine(t, r) for t, r in lines]
+        for i, line in enumerate(todo):
+            text = line.text
+            audio = tts.synthesize(text, length_scale=line.rate)
+            if line.scene:  # the line in its own scene, so the prompt ranks its names first
+                present = [by_folded[n.lower()] for n in line.scene if n.lower() in by_folded]
+                await svc.set_scene(session.id, {"location": place,
+                                                 "present": list(dict.fromkeys(
+                                                     [npc, *present]))})
             order = paths if i % 2 == 0 else paths[::-1]  # neither path always goes first
             for path in order:
                 lags: list[float] = []
+                heard_partials[path.name].clear()
                 turn = await answer(path, audio, lags)
                 got = per[path.name]
+                # pre-fetch's use of the partials: of the campaign names the final heard,
+                # how many a partial pass had heard already
+                final_names = names_in(turn.transcript.text, all_names)
+                got["final_names"].append(len(final_names))
+                got["partial_hits"].append(len(final_names & names_in(
+                    " ".join(heard_partials[path.name]), all_names)))
                 for s in STAGES:
                     if s in turn.timings:
                         got[s].append(turn.timings[s])
@@ -271,11 +361,12 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
                 got["names"].append(n)
                 got["speech"].append(turn.speech_s)
                 got["lag"].extend(lags)
-                print(f"[{i + 1}/{len(lines)}] {path.name:14} {turn.speech_s:4.1f}s speech, "
+                print(f"[{i + 1}/{len(todo)}] {path.name:14} {turn.speech_s:4.1f}s speech, "
                       f"transcript {tm['transcript']:6.0f} ms, memory "
                       f"{tm['hot_context'] - tm['transcript']:5.1f} ms, tail {turn.tail_s:.1f}s"
                       f"{' early' if turn.early_final else ''}: {turn.text[:50]!r}", flush=True)
-        boosted = boosting(tts, engines[paths[0].name].engine, lines, boost, all_names) \
+        boosted = boosting(tts, engines[paths[0].name].engine, [(x.text, x.rate) for x in todo],
+                           boost, all_names) \
             if args.boosting else None
     finally:
         if gc_pauses in gc.callbacks:
@@ -306,7 +397,25 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             # all decoding an utterance cost, per second of it (passes, early final, final)
             "stt_cpu_per_audio_s": round(sum(c[0] for c in calls)
                                          / max(sum(got["speech"]), 1e-3), 3),
+            **{f"stt_s_per_speech_s_{kind}": round(
+                sum(c[0] for c in calls if c[2] == kind) / max(sum(got["speech"]), 1e-3), 3)
+               for kind in ("partial", "final")},
+            # the same in CPU seconds (the process's, over each decode): less at the mercy
+            # of the machine's load than wall time, which a shared machine multiplies
+            **{f"stt_cpu_s_per_speech_s{suffix}": round(
+                sum(c for c, (_, _, k) in zip(engines[path.name].cpu, calls, strict=True)
+                    if kind in (None, k)) / max(sum(got["speech"]), 1e-3), 3)
+               for suffix, kind in (("", None), ("_partial", "partial"), ("_final", "final"))},
             "stt_calls": len(calls),
+            # (wall RTF, seconds of audio, seconds taken) of the five slowest finals per
+            # second of audio: what the finals' p95 is made of
+            "slowest_finals": sorted(((round(took / max(a, 1e-3), 2), round(a, 2),
+                                       round(took, 3)) for took, a, k in calls if k == "final"),
+                                     reverse=True)[:5],
+            # of the campaign names in the finals, the share a partial pass heard first
+            "partial_name_hits": round(sum(got["partial_hits"])
+                                       / max(sum(got["final_names"]), 1), 3),
+            "final_names": int(sum(got["final_names"])),
             "final_tail_s": p50_95(got["tail_s"]),
             "early_finals": int(sum(got["early"])),
             "contexts_read_ahead": int(sum(got["ahead"])),
@@ -316,7 +425,9 @@ async def run(args: argparse.Namespace, url: str, settings: Settings) -> dict[st
             "loop_lag_ms": {**p50_95(got["lag"]), "max": round(max(got["lag"], default=0), 2)},
         }
     return {
-        "bench": "voice_loop", "lines": len(lines), "cpus": os.cpu_count(),
+        "bench": "voice_loop", "lines": len(todo), "cpus": os.cpu_count(),
+        "code": str(CODE or ROOT), "corpus": str(args.corpus) if args.corpus else None,
+        "split": args.split if args.corpus else None, "skip": args.skip,
         "load_avg": [round(x, 2) for x in os.getloadavg()], "model_load_s": round(load_s, 2),
         "vad_end_silence_ms": 500, "partial_every_s": args.partial_every_s,
         "gc": gc_pauses.report(), "gc_frozen": not args.no_freeze,
@@ -328,6 +439,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--lines", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--corpus", type=Path, default=None, metavar="CORPUS",
+                    help="speak the STT corpus's lines with names (bench/build_stt_corpus.py) "
+                    "instead of the demo draw")
+    ap.add_argument("--split", default="heldout", choices=("tune", "heldout"),
+                    help="with --corpus: which half of its hash split")
+    ap.add_argument("--code", type=Path, default=None,
+                    help="import the project from this checkout (read before the imports)")
     ap.add_argument("--skip", type=int, default=0,
                     help="leave out the first N drawn lines (a held-out run: --lines 16 --skip 10)")
     ap.add_argument("--paths", default="whole,streaming",
@@ -354,6 +472,9 @@ def main() -> None:
             ap.error(f"no STT corpus at {args.window_study}")
         pads = [float(p) for p in args.pads.split(",")]
         print(json.dumps(window_study(args.window_study, pads, args.per_split)))
+        return
+    if args.corpus is not None and not args.corpus.is_file():
+        print(json.dumps({"bench": "voice_loop", "skipped": f"no STT corpus at {args.corpus}"}))
         return
     unknown = set(args.paths.split(",")) - set(PATHS)
     if unknown:
@@ -400,6 +521,14 @@ def main() -> None:
         f"{result['paths'][n]['entity_error_rate']!s:>22}" for n in names))
     print(f"{'STT seconds per speech second':34}" + "".join(
         f"{result['paths'][n]['stt_cpu_per_audio_s']!s:>22}" for n in names))
+    for kind in ("partial", "final"):
+        print(f"{'  ' + kind + ' decodes':34}" + "".join(
+            f"{result['paths'][n]['stt_s_per_speech_s_' + kind]!s:>22}" for n in names))
+    for suffix in ("", "_partial", "_final"):
+        print(f"{'STT CPU s per speech s' + suffix:34}" + "".join(
+            f"{result['paths'][n]['stt_cpu_s_per_speech_s' + suffix]!s:>22}" for n in names))
+    print(f"{'final names a partial heard first':34}" + "".join(
+        f"{result['paths'][n]['partial_name_hits']!s:>22}" for n in names))
     print(f"garbage collector during the turns: {result['gc']}")
     if result["hotwords"]:
         for label in ("plain", "boosted"):

@@ -72,3 +72,8 @@ def boosting(tts: TextToSpeech, stt: SpeechToText, lines: list[tuple[str, float]
             c[0], c[1], c[2], c[3] = c[0] + m, c[1] + n, c[2] + e, c[3] + w
     return {label: {"entity_error_rate": round(c[0] / max(c[1], 1), 3), "names": c[1],
                     "wer": round(c[2] / max(c[3], 1), 3)} for label, c in counts.items()}
+
+
+def names_in(text: str, names: list[str]) -> set[str]:
+    """The names (case-folded) said in `text` as whole words."""
+    return {n.lower() for n in names if re.search(rf"\b{re.escape(n)}\b", text, re.IGNORECASE)}

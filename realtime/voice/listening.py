@@ -46,6 +46,19 @@ class ListenSettings:
     partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
     streaming: bool = True
     early_final_ms: float = 200.0  # quiet this long: decode the tail before the VAD closes
+    # each pass waits this many times longer than the one before it (1: a fixed cadence):
+    # a pass re-decodes the whole uncommitted window, so a fixed cadence costs the square of
+    # the utterance's length, while what pre-fetch needs (the names said so far) and what
+    # the early final leaves to decode change little after the first passes
+    partial_growth: float = 2.0
+    # a dropped early final folded in as a pass (`_as_a_pass`): off, it cut partial CPU by a
+    # third but raised WER and name errors on held-out lines (docs/DESIGN.md)
+    early_as_pass: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.partial_growth >= 1.0:  # also refuses NaN
+            raise ValueError(f"partial_growth must be at least 1 (a fixed cadence), "
+                             f"not {self.partial_growth}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +111,20 @@ class Listener:
                     self._on_early_start()
             return
         if self._early is not None and self.vad.quiet_ms < s.early_final_ms:
-            self._early = None  # spoke again: that decode missed the new words
+            # spoke again: that decode missed the new words, but it is a pass over the
+            # window all the same (a pause is where a sentence ends, a clean cut)
+            if s.streaming and s.early_as_pass:
+                self._as_a_pass(self._early[0])
+                self._next_partial_s = len(self.vad.speech_so_far()) / rate
+            self._early = None
         if s.partial_every_s <= 0 or (self._job is not None and not self._job.done()):
             return
         if time.monotonic() < self._pass_free_at:
             return  # the last pass was slow: leave the worker free as long as it took
         samples = self.vad.speech_so_far()
         heard_s = len(samples) / rate
-        if heard_s < self._next_partial_s + s.partial_every_s:
+        every_s = s.partial_every_s * s.partial_growth ** self._partials
+        if heard_s < self._next_partial_s + every_s:
             return
         self._next_partial_s = heard_s
         self._partials += 1
@@ -155,6 +174,23 @@ class Listener:
             except Exception:  # best effort, like any partial: the final stands without it
                 log.exception("pre-fetch on the early final failed")
         return tail, offset, tail_s
+
+    def _as_a_pass(self, early: asyncio.Task[tuple[Transcript, float, float]]) -> None:
+        """A dropped early final, once decoded, folded into the stream as a partial pass: a
+        speaker who pauses between sentences made the early final decode the whole
+        uncommitted window at every pause, and all that work was thrown away; as a pass it
+        commits the words it agrees on, so the final's tail is shorter."""
+        stream = self._stream
+        if stream is None:
+            return
+
+        def fold(task: asyncio.Task[tuple[Transcript, float, float]]) -> None:
+            if task.cancelled() or task.exception() is not None or stream is not self._stream:
+                return
+            tail, offset, tail_s = task.result()
+            stream.update(tail, offset, offset + tail_s)
+
+        early.add_done_callback(fold)
 
     async def drain(self) -> None:
         """Wait for the partial in flight, if any (its errors are already logged)."""

@@ -92,17 +92,30 @@ class VoiceConfig:
     npc_id: str
     partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
     streaming: bool = True  # rolling passes + early final (`listening.py`); off: whole utterance
-    early_final_ms: float = 200.0
+    # quiet this long starts the early final; 200 ms started one at most pauses between
+    # sentences, each thrown away when the speaker went on (docs/DESIGN.md, fifth pass)
+    early_final_ms: float = 300.0
     stt_worker: bool = True  # one STT thread of the loop's own; off: asyncio's shared pool
     # streaming: prompt a window's decode with the words committed before it (off: it raised
     # WER, docs/DESIGN.md)
     previous_text: bool = False
     hotwords: bool = True
+    # partial passes prompt only the first names of the ranking (the scene's and those said
+    # lately come first): each prompt token is decoder work on every pass, and a partial only
+    # guesses for pre-fetch; the final keeps the whole prompt. None: the whole prompt
+    partial_hotword_tokens: int | None = 64
+    partial_growth: float = 2.0  # `ListenSettings.partial_growth`
+    early_as_pass: bool = False  # `ListenSettings.early_as_pass`
     max_tool_rounds: int = 2
     tier: Tier | None = None  # the DM's override; else `select_tier` decides per turn
     vad: dict[str, Any] = field(default_factory=dict)  # EnergyVad settings
     context_window_tokens: int = 8_192  # the chat model's window
     consolidate_every_s: float = CONSOLIDATE_EVERY_S
+
+    def __post_init__(self) -> None:
+        if self.partial_hotword_tokens is not None and self.partial_hotword_tokens < 0:
+            raise ValueError("partial_hotword_tokens must be None (the whole prompt) or at "
+                             f"least 0, not {self.partial_hotword_tokens}")
 
 
 @dataclass
@@ -199,7 +212,8 @@ class VoiceLoop:
 
             listener = Listener(
                 EnergyVad(**cfg.vad), self._transcribe, self._partial,
-                ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms),
+                ListenSettings(cfg.partial_every_s, cfg.streaming, cfg.early_final_ms,
+                               cfg.partial_growth, cfg.early_as_pass),
                 on_early=early, on_early_start=early_start)
             self._speakers[speaker_id] = listener
         return listener
@@ -211,8 +225,9 @@ class VoiceLoop:
         that starts mid-sentence is then decoded as the rest of that sentence."""
         context = " ".join(context.split()[-CONTEXT_WORDS:]) if self.config.previous_text \
             else ""
-        words = await self._hotwords(reserve=estimate_whisper_tokens(" " + context)
-                                     if context else 0)
+        words = await self._hotwords(
+            reserve=estimate_whisper_tokens(" " + context) if context else 0,
+            limit=self.config.partial_hotword_tokens if partial else None)
         if context:
             words = f"{words} {context}" if words else context
         engine = self.partial_stt if partial else self.stt
@@ -239,8 +254,9 @@ class VoiceLoop:
         self._campaign = session.campaign_id
         self._scene = dict(session.scene or {})
 
-    async def _hotwords(self, reserve: int = 0) -> str | None:
-        """The names for Whisper's prompt, leaving `reserve` tokens of it free."""
+    async def _hotwords(self, reserve: int = 0, limit: int | None = None) -> str | None:
+        """The names for Whisper's prompt, leaving `reserve` tokens of it free, at most
+        `limit` tokens of names."""
         if not self.config.hotwords:
             return None
         if self._campaign is None:
@@ -251,7 +267,8 @@ class VoiceLoop:
             return None
         ranked = ranked_names(names.entities.values(), scene=self._scene,
                               recent_text=self._heard)
-        return hotwords_text(ranked, max_tokens=WHISPER_PROMPT_TOKENS - 23 - reserve)
+        room = WHISPER_PROMPT_TOKENS - 23 - reserve
+        return hotwords_text(ranked, max_tokens=room if limit is None else min(room, limit))
 
     # -- one turn ------------------------------------------------------------------------
     async def turn(self, utterance: Utterance, *, listener: Listener | None = None) -> TurnResult:

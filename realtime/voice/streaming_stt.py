@@ -89,7 +89,9 @@ class StreamingTranscript:
         `window_end_s`: commit what it agrees on with the pass before, move the cut."""
         self.passes += 1
         self._unaligned = heard.text if heard.text.strip() and not heard.words else ""
-        words = shifted(heard.words, offset_s)
+        # a window that began before the cut (scheduled before a pass moved it) re-hears
+        # committed words: only what ends after the cut can be agreed on or be pending
+        words = [w for w in shifted(heard.words, offset_s) if w.end_s > self.cut_s]
         agreed = clean_boundary(words, agreed_prefix(
             self._pending, words, stable_until_s=window_end_s - self.guard_s), window_end_s)
         if agreed:

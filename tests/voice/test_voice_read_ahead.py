@@ -80,7 +80,7 @@ async def passes_over(seconds: float, took_s: float) -> SlowRecognizer:
     async def on_partial(text: str) -> None:
         return None
 
-    listener = Listener(EnergyVad(), recognizer, on_partial, ListenSettings(partial_every_s=0.3))
+    listener = Listener(EnergyVad(), recognizer, on_partial, ListenSettings(partial_every_s=0.3, partial_growth=1.0))
     loud = np.full(RATE // 50, 0.3, np.float32)
     for _ in range(int(seconds * 50)):  # 20 ms frames, paced as a live source is
         listener.feed(AudioFrame(loud, RATE, "ana"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
 from glyphoxa_pipelines.providers.speech import Transcript, TranscriptWord
 from glyphoxa_pipelines.providers.speech.whisper_window import looks_like_a_loop
@@ -123,7 +124,7 @@ async def listen(settings: ListenSettings) -> tuple[list, list[str], ScriptedRec
 
 
 async def test_streaming_leaves_only_the_tail_and_uses_the_early_final() -> None:
-    [heard], partials, recognizer = await listen(ListenSettings(partial_every_s=0.5))
+    [heard], partials, recognizer = await listen(ListenSettings(partial_every_s=0.5, partial_growth=1.0))
     assert heard.transcript.text == " ".join(WORDS)
     assert heard.early  # only silence followed the early decode: it was the final
     assert heard.partials >= 4 and partials[-1].startswith("Thaldrin tell me")
@@ -168,3 +169,66 @@ def test_a_recogniser_without_word_timings_still_streams_text() -> None:
     assert stream.committed == [] and stream.so_far() == "where is the Sunblade"
     assert stream.final(Transcript("where is the Sunblade kept"), 0.0).text == \
         "where is the Sunblade kept"
+
+
+async def test_partial_passes_grow_apart() -> None:
+    """Each pass waits twice as long as the one before it: on a 3 s utterance passes every
+    0.5 s begin at 0.5, 1.0, 1.5, ... s of speech; growing, at 0.5, 1.5 and 3.5 s."""
+    _heard, _partials, fixed = await listen(ListenSettings(partial_every_s=0.5,
+                                                           partial_growth=1.0))
+    _heard, _partials, growing = await listen(ListenSettings(partial_every_s=0.5))
+    fixed_passes = [end for _, end in fixed.windows[:-1]]  # the last window is the final's
+    growing_passes = [end for _, end in growing.windows[:-1]]
+    assert len(growing_passes) < len(fixed_passes)
+    gaps = [b - a for a, b in zip(growing_passes, growing_passes[1:], strict=False)]
+    assert gaps and all(g > 0.9 for g in gaps)
+
+
+def test_a_window_from_before_the_cut_does_not_commit_words_twice() -> None:
+    stream = StreamingTranscript(16_000, guard_s=0.4)
+    said = (w("Tell", 0.1, 0.4), w("me", 0.5, 0.7), w("about", 0.9, 1.2), w("the", 1.5, 1.9))
+    stream.update(Transcript("Tell me about", said[:3]), 0.0, 1.3)
+    stream.update(Transcript("Tell me about the", said), 0.0, 2.4)
+    assert [x.text for x in stream.committed] == ["Tell", "me", "about"]
+    # a pass scheduled before that cut moved hears from 0 s again: nothing is committed twice
+    stream.update(Transcript("Tell me about the", said), 0.0, 2.4)
+    assert [x.text for x in stream.committed] == ["Tell", "me", "about", "the"]
+
+
+async def test_an_early_final_dropped_at_a_pause_is_used_as_a_pass() -> None:
+    """A 220 ms pause after "me" starts an early final; the speaker goes on, so it is not
+    the final, but what it heard is agreed with the pass before it: "Thaldrin" is committed
+    and the final decodes only the audio after it."""
+    recognizer = ScriptedRecognizer()
+    # one pass at 1 s, the next not before 5 s: only the dropped early final can agree with it
+    listener = Listener(EnergyVad(), recognizer, _ignore,
+                        ListenSettings(partial_every_s=1.0, partial_growth=4.0,
+                                       early_as_pass=True))
+    audio = speech_stream()
+    audio[int(1.62 * RATE):int(1.84 * RATE)] = 0.0
+    step = RATE // 50
+    heard = []
+    for i in range(0, len(audio), step):
+        utterance = listener.feed(AudioFrame(audio[i:i + step], RATE, "ana"))
+        await asyncio.sleep(0)
+        if utterance is not None:
+            heard.append(await listener.final(utterance))
+    [final] = heard
+    assert final.transcript.text == " ".join(WORDS)
+    assert recognizer.windows[-1][0] > 0.5  # the final's window starts after "Thaldrin"
+    assert final.tail_s < 3.0
+
+
+async def _ignore(text: str) -> None:
+    return None
+
+
+def test_bad_pass_settings_are_refused_by_name() -> None:
+    from realtime.voice.loop import VoiceConfig
+
+    with pytest.raises(ValueError, match="partial_growth"):
+        ListenSettings(partial_growth=0.5)
+    with pytest.raises(ValueError, match="partial_growth"):
+        ListenSettings(partial_growth=float("nan"))
+    with pytest.raises(ValueError, match="partial_hotword_tokens"):
+        VoiceConfig("s", "npc", partial_hotword_tokens=-1)

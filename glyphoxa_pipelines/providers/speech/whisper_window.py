@@ -33,6 +33,31 @@ MIN_TOKENS = 12
 LOOP_COMPRESSION = 2.4  # faster-whisper's compression_ratio_threshold
 
 
+QUIET_BELOW_PEAK_DB = 35.0  # a 10 ms frame this far under the loudest one is quiet
+KEEP_QUIET_S = 0.1  # of the trailing quiet, this much stays (the word's release)
+
+
+def without_trailing_quiet(audio: np.ndarray, rate: int = 16_000) -> np.ndarray:
+    """`audio` with the quiet after its last loud 10 ms frame cut (but `KEEP_QUIET_S`).
+
+    Why: a final reaches the decoder with the quiet the VAD waited for (200-500 ms) at its
+    end, and the padding, which is sized by the audio's length, then pays for it twice over;
+    the padding is the silence the decoder needs after the speech, so the quiet adds only
+    encoder frames. Loud is relative to the utterance's own peak, so a noisy line keeps its
+    noise floor out of the measure."""
+    frame = rate // 100
+    whole = len(audio) // frame
+    if whole < 2:
+        return audio
+    rms = np.sqrt(np.mean(np.square(audio[:whole * frame].reshape(whole, frame),
+                                    dtype=np.float64), axis=1))
+    loud = np.flatnonzero(rms >= rms.max() * 10 ** (-QUIET_BELOW_PEAK_DB / 20))
+    if rms.max() <= 0 or len(loud) == 0:
+        return audio
+    end = (int(loud[-1]) + 1) * frame + int(KEEP_QUIET_S * rate)
+    return audio[:end] if end < len(audio) else audio
+
+
 def looks_like_a_loop(text: str, tokens: int, cap: int) -> bool:
     """True when a decode hit its token cap or repeats itself like a loop."""
     raw = text.encode("utf-8")
