@@ -45,7 +45,7 @@ OnPartial = Callable[[str], Awaitable[None]]
 class ListenSettings:
     partial_every_s: float = 1.0  # 0 turns partials (and so speculative pre-fetch) off
     streaming: bool = True
-    early_final_ms: float = 200.0  # quiet this long: decode the tail before the VAD closes
+    early_final_ms: float = 300.0  # quiet this long: decode the tail before the VAD closes
     # each pass waits this many times longer than the one before it (1: a fixed cadence):
     # a pass re-decodes the whole uncommitted window, so a fixed cadence costs the square of
     # the utterance's length, while what pre-fetch needs (the names said so far) and what

@@ -203,7 +203,7 @@ async def test_an_early_final_dropped_at_a_pause_is_used_as_a_pass() -> None:
     # one pass at 1 s, the next not before 5 s: only the dropped early final can agree with it
     listener = Listener(EnergyVad(), recognizer, _ignore,
                         ListenSettings(partial_every_s=1.0, partial_growth=4.0,
-                                       early_as_pass=True))
+                                       early_final_ms=200.0, early_as_pass=True))
     audio = speech_stream()
     audio[int(1.62 * RATE):int(1.84 * RATE)] = 0.0
     step = RATE // 50
