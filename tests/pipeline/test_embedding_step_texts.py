@@ -3,7 +3,6 @@ is a whole chunk by itself, and a repeated chunk share one vector, and every row
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from typing import Any
 
@@ -13,13 +12,13 @@ from glyphoxa_pipelines.db.operations import Op, fetch_all
 from glyphoxa_pipelines.memory import NewEntry, SemanticIndex, SessionStore
 from glyphoxa_pipelines.pipeline.runner import run_session_chain
 from glyphoxa_pipelines.pipeline.services import PipelineServices
+from tests.support.hash_embedder import HashEmbedder
 
 
-class CountingEmbedder:
-    """A deterministic bag-of-hashed-words model that records every text it is asked for."""
+class CountingEmbedder(HashEmbedder):
+    """The hashed-words model, recording every text it is asked for."""
 
     model_id = "test-count-16"
-    dimension = 16
     max_tokens = 40
 
     def __init__(self) -> None:
@@ -27,16 +26,7 @@ class CountingEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         self.seen.extend(texts)
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, hashlib.blake2b(word.encode(), digest_size=1).digest()[0] % 16] += 1
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1
-        return out / norms
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split()) + 2
+        return super().embed(texts)
 
 
 def _rows(db: Any, query: str, params: Any) -> list[dict[str, Any]]:

@@ -3,36 +3,14 @@ using the old one until every chunk has the new one, then the campaign switches 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from typing import Any
-
-import numpy as np
 
 from glyphoxa_pipelines.memory import CampaignStore, SemanticIndex
 from glyphoxa_pipelines.pipeline.runner import run_session_chain
 from glyphoxa_pipelines.pipeline.services import PipelineServices
 from glyphoxa_pipelines.pipeline.staleness import stale_sessions
-
-
-class HashEmbedder:
-    """A tiny deterministic second model with another dimension (bag of hashed words)."""
-
-    model_id = "test-hash-16"
-    dimension = 16
-    max_tokens = 256
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, hashlib.blake2b(word.encode(), digest_size=1).digest()[0] % 16] += 1
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1
-        return out / norms
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split()) + 2
+from tests.support.hash_embedder import HashEmbedder
 
 
 def test_second_model_is_backfilled_beside_the_first_then_switched(
