@@ -155,13 +155,13 @@ def token_confidences(
     text: str, tokens: Sequence[Token], word_confidences: Sequence[float] | None
 ) -> list[float]:
     """Whisper's probability of the whitespace word holding each token (1.0 when unknown)."""
-    return _confidences(text, [t.start for t in tokens], word_confidences)
+    return confidences_at(text, [t.start for t in tokens], word_confidences)
 
 
 def _scan_confidences(
     text: str, scan: Scan, word_confidences: Sequence[float] | None
 ) -> list[float]:
-    """`_confidences` from the whitespace-word index the scan kept for each token."""
+    """`confidences_at` from the whitespace-word index the scan kept for each token."""
     if not word_confidences:
         return [1.0] * len(scan.starts)
     if len(text.split()) != len(word_confidences):
@@ -169,9 +169,10 @@ def _scan_confidences(
     return [float(word_confidences[k]) for k in scan.chunk]
 
 
-def _confidences(
+def confidences_at(
     text: str, starts: Sequence[int], word_confidences: Sequence[float] | None
 ) -> list[float]:
+    """Whisper's probability of the whitespace word holding each offset (1.0 when unknown)."""
     if not word_confidences:
         return [1.0] * len(starts)
     spans = [m.span() for m in _WORD.finditer(text)]

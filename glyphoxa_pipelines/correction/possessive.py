@@ -16,6 +16,7 @@ import re
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
+from glyphoxa_pipelines.correction.context import confidences_at
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
 
@@ -54,7 +55,9 @@ def mask_possessives(
         zipf = word_zipf(word.group())
         if zipf >= cfg.function_zipf or normalize(word.group()) in names:
             continue
-        if zipf >= cfg.common_zipf and not _doubted(text, m.start(), word_confidences, cfg):
+        if zipf >= cfg.common_zipf and (
+            confidences_at(text, [m.start()], word_confidences)[0] >= cfg.unsure_confidence
+        ):
             continue
         ends.append(m.start())
     if not ends:
@@ -63,18 +66,6 @@ def mask_possessives(
     for end in ends:
         masked[end : end + len(_MASK)] = _MASK
     return MaskedPossessives("".join(masked), frozenset(ends))
-
-
-def _doubted(
-    text: str, at: int, word_confidences: Sequence[float] | None, cfg: CorrectionConfig
-) -> bool:
-    """Whether Whisper was unsure of the whitespace word holding `at` (False when unknown)."""
-    if not word_confidences:
-        return False
-    words = text.split()
-    if len(words) != len(word_confidences):
-        return False  # confidences of another text: no signal
-    return word_confidences[len(text[:at].split()) - 1] < cfg.unsure_confidence
 
 
 def with_possessives(
