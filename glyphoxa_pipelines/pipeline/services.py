@@ -158,5 +158,10 @@ class MemoizingEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.vstack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
 
+    @property
+    def distinct_texts(self) -> int:
+        """How many distinct texts went through the model so far."""
+        return len(self._memo)
+
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

@@ -292,9 +292,7 @@ def chunk_embeddings(
         "chunks_per_second": round(done / embed_s, 1) if done and embed_s > 0 else None,
         "turns_embedded": turns_done,
         "turns_embed_seconds": round(turns_s, 3),
-        "distinct_texts_embedded": len(
-            {c.text for c in missing} | {t.embedding_text() for t in turns}
-        ),
+        "distinct_texts_embedded": embedder.distinct_texts,
         "turns_per_second": round(turns_done / turns_s, 1) if turns_done and turns_s > 0 else None,
         "active_model": campaign.active_embedding_model,
         "switched_active_model": switched,
