@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from glyphoxa_pipelines.correction.confusions import code_variants, fold, fold_letters
+from glyphoxa_pipelines.correction.confusions import fold, fold_letters
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
@@ -39,6 +39,7 @@ from glyphoxa_pipelines.correction.name_index import (
     spelling_key,
 )
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
+from glyphoxa_pipelines.correction.scene_forms import NO_SCENE, scene_forms
 from glyphoxa_pipelines.correction.window_scoring import sounds_like
 from glyphoxa_pipelines.correction.written_forms import (
     across_comma,
@@ -48,7 +49,6 @@ from glyphoxa_pipelines.correction.written_forms import (
 )
 
 _WORD = re.compile(r"\S+")
-_SCENE_CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
 _jw = JaroWinkler.similarity
 
 
@@ -58,97 +58,6 @@ class _Hit:
     last: int
     form: NameForm
     score: float
-
-
-@lru_cache(maxsize=8)
-def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
-    """Every name of the index (canonical or alias) → the forms of its entity, built once per
-    index (indexes are immutable): a scene is resolved by look-ups, not a pass over all names."""
-    by_canonical: dict[str, list[NameForm]] = {}
-    for form in index.forms:
-        by_canonical.setdefault(form.canonical, []).append(form)
-    out: dict[str, dict[str, None]] = {}  # a name two entities share names both
-    for form in index.forms:
-        for name in (form.surface, form.canonical):
-            out.setdefault(name, {})[form.canonical] = None
-    return {
-        name: tuple(f for canonical in entities for f in by_canonical[canonical])
-        for name, entities in out.items()
-    }
-
-
-@dataclass(frozen=True, slots=True)
-class _Scene:
-    canon: frozenset[str]  # canonical names of the scene's entities
-    by_variant: dict[str, tuple[NameForm, ...]]  # their forms by every variant of their codes
-    by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
-    # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
-    by_short: dict[str, tuple[NameForm, ...]]
-    # the lengths of `by_variant`'s keys: a window's code whose variants have none of them
-    # (most codes of several words, longer than any name's) skips their look-ups
-    variant_lengths: frozenset[int]
-    # their one-word forms that begin with a V: Whisper may write that sound as "the"
-    voiced: tuple[NameForm, ...] = ()
-    # their one-word forms: one may be heard as a name it begins with and a word ("Vex Alia")
-    single: tuple[NameForm, ...] = ()
-    # a window's code → `by_variant`'s forms of all its variants, in look-up order: filled as
-    # codes come (the same words' codes come utterance after utterance), bounded
-    by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
-
-
-_NO_SCENE = _Scene(frozenset(), {}, {}, {}, frozenset())
-
-
-@lru_cache(maxsize=8)
-def _scene_keys(index: NameIndex) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """A form of the index (by id: the index holds its forms) → its code variants and its
-    folded codes less the last sound, filled as scenes name the forms."""
-    return {}
-
-
-@lru_cache(maxsize=256)
-def _scene_forms(index: NameIndex, scene: tuple[str, ...]) -> _Scene:
-    """The scene's entities (given by canonical name or any alias) and their forms, ready for
-    look-ups. The live scene changes with every new name said, so this must be cheap uncached
-    too."""
-    entity_forms = _entity_forms(index)
-    forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
-    canon = frozenset(f.canonical for f in forms.values())
-    out: dict[str, list[NameForm]] = {}
-    by_size: dict[int, list[NameForm]] = {}
-    by_short: dict[str, list[NameForm]] = {}
-    voiced: list[NameForm] = []
-    single: list[NameForm] = []
-    # each name's keys are worked out once per process, not once per scene it is in: the
-    # live scene changes with every new name said
-    known = _scene_keys(index)
-    for form in forms.values():
-        if not form.common and form.n_words == 1 and form.joined.startswith("v"):
-            voiced.append(form)
-        if not form.common:
-            keys = known.get(id(form))
-            if keys is None:
-                keys = known[id(form)] = (
-                    tuple({v for code in form.codes for v in code_variants(code)}),
-                    tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3}),
-                )
-            for variant in keys[0]:
-                out.setdefault(variant, []).append(form)
-            if form.n_words > 1:
-                by_size.setdefault(form.n_words, []).append(form)
-            else:
-                single.append(form)
-                for short in keys[1]:
-                    by_short.setdefault(short, []).append(form)
-    return _Scene(
-        canon,
-        {k: tuple(v) for k, v in out.items()},
-        {k: tuple(v) for k, v in by_size.items()},
-        {k: tuple(v) for k, v in by_short.items()},
-        frozenset(map(len, out)),
-        tuple(voiced),
-        tuple(single),
-    )
 
 
 def token_confidences(
@@ -350,10 +259,9 @@ def context_corrections(
     if not text or not index:
         return []
     scene_key = scene if isinstance(scene, tuple) else tuple(scene or ())
-    in_play = _scene_forms(index, scene_key) if scene_key else _NO_SCENE
+    in_play = scene_forms(index, scene_key) if scene_key else NO_SCENE
     scene_canon, by_scene = in_play.canon, in_play.by_variant
     scene_lengths = in_play.variant_lengths
-    scene_by_code = in_play.by_code
     unsure_at = cfg.unsure_confidence
     if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
         return []  # neither signal: nothing to vouch for a change, and no words to scan
@@ -440,17 +348,7 @@ def context_corrections(
                 if by_scene and (
                     size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
                 ):
-                    found = scene_by_code.get(code)
-                    if found is None:
-                        found = tuple(
-                            form
-                            for variant in code_variants(code)
-                            for form in by_scene.get(variant, ())
-                        )
-                        if len(scene_by_code) >= _SCENE_CODES_KEPT:
-                            scene_by_code.clear()
-                        scene_by_code[code] = found
-                    for form in found:
+                    for form in in_play.forms_of_code(code):
                         forms[id(form)] = form
             if n > 1 and n in multi_sizes:
                 for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
@@ -495,7 +393,7 @@ def context_corrections(
                 )
             if not forms:
                 continue
-            key = spelling_key(joined)
+            key = ""  # the window's spelling key, worked out for the first form scored
             for form in forms.values():
                 if n > form.n_words + 1 or form.common:
                     continue
@@ -541,6 +439,8 @@ def context_corrections(
                     need = max(need, cfg.titled_threshold)
                 elif edge or (n == 1 and zipfs[first] >= common_zipf):
                     need = max(need, cfg.edge_threshold)
+                if not key:
+                    key = spelling_key(joined)
                 score = max(
                     _jw(joined, form.joined),
                     _jw(key, form.key),
