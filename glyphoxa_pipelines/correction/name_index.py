@@ -19,6 +19,8 @@ from typing import Any
 
 from wordfreq import get_frequency_dict, zipf_frequency
 
+from glyphoxa_pipelines.correction.confusions import code_variants
+
 try:
     from doublemetaphone import doublemetaphone
 except ImportError:  # pragma: no cover - the package is a declared dependency
@@ -314,6 +316,18 @@ class NameIndex:
             )
         self.first_shapes: dict[str, tuple[tuple[int, int, int, bool, str], ...]] = {
             first: tuple(found) for first, found in shapes.items()
+        }
+        # every variant of a code (`code_variants`: the folded code and, from four letters on,
+        # its one-letter deletions) → the names with it, ordinary-word names aside: the context
+        # stage finds a scene's names sharing one with a window through this, so a new scene
+        # (most turns that name someone) is not laid out variant by variant
+        by_variant: dict[str, list[NameForm]] = {}
+        for form in self.forms:
+            if not form.common:
+                for variant in {v for code in form.codes for v in code_variants(code)}:
+                    by_variant.setdefault(variant, []).append(form)
+        self.by_code_variant: dict[str, tuple[NameForm, ...]] = {
+            variant: tuple(found) for variant, found in by_variant.items()
         }
         self.max_words = max((f.n_words for f in self.forms), default=0)
         self.multi_sizes = frozenset(f.n_words for f in self.forms if f.n_words > 1)

@@ -5,15 +5,18 @@ turns that name someone, and its forms must be cheap to lay out and cheap to loo
 window's Double Metaphone code. The context stage accepts a scene name whose code agrees with
 the window's up to the consonant pairs Whisper trades (`confusions.fold`) or one edit apart,
 found through shared variants (`confusions.code_variants`: the folded code and, from four
-letters on, its one-letter deletions).
+letters on, its one-letter deletions). The index keeps every name by every variant
+(`NameIndex.by_code_variant`); a scene only filters those look-ups by its own names, so
+laying a new scene out costs a pass over its names, not over their variants.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Protocol
 
-from glyphoxa_pipelines.correction.confusions import code_variants, fold
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 
 CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
@@ -36,12 +39,47 @@ def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
     }
 
 
+class VariantLookup(Protocol):
+    """Forms by a variant of their codes (`SceneVariants`, or a plain dict in tests)."""
+
+    def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
+        """The forms with `variant` among their code variants, `default` when none has it."""
+        ...
+
+
+class SceneVariants:
+    """The scene's forms by every variant of their codes: the index's look-up
+    (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
+
+    __slots__ = ("_by_variant", "_members", "_any")
+
+    def __init__(
+        self, by_variant: dict[str, tuple[NameForm, ...]], members: dict[int, NameForm]
+    ) -> None:
+        self._by_variant = by_variant
+        self._members = members  # the scene's forms with variants, by id, in scene order
+        self._any = bool(members)
+
+    def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
+        members = self._members
+        found = [form for form in self._by_variant.get(variant, ()) if id(form) in members]
+        if not found:
+            return default
+        if len(found) > 1:  # the index's order is not the scene's: few names share a variant
+            rank = {key: k for k, key in enumerate(members)}
+            found.sort(key=lambda form: rank[id(form)])
+        return tuple(found)
+
+    def __bool__(self) -> bool:
+        return self._any
+
+
 @dataclass(frozen=True, slots=True)
 class SceneForms:
     """The forms of a scene's entities, laid out for the context stage's look-ups."""
 
     canon: frozenset[str]  # canonical names of the scene's entities
-    by_variant: dict[str, tuple[NameForm, ...]]  # their forms by every variant of their codes
+    by_variant: VariantLookup  # their forms by every variant of their codes
     by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
     # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
     by_short: dict[str, tuple[NameForm, ...]]
@@ -74,9 +112,7 @@ class SceneForms:
             out.extend(by_variant.get(folded, ()))
         if size >= 4 and size - 1 in lengths:
             for k in range(size):
-                hit = by_variant.get(folded[:k] + folded[k + 1 :])
-                if hit is not None:
-                    out.extend(hit)
+                out.extend(by_variant.get(folded[:k] + folded[k + 1 :]))
         found = tuple(out)
         if len(self.by_code) >= CODES_KEPT:
             self.by_code.clear()
@@ -84,13 +120,13 @@ class SceneForms:
         return found
 
 
-NO_SCENE = SceneForms(frozenset(), {}, {}, {}, frozenset())
+NO_SCENE = SceneForms(frozenset(), SceneVariants({}, {}), {}, {}, frozenset())
 
 
 @lru_cache(maxsize=8)
-def _scene_keys(index: NameIndex) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """A form of the index (by id: the index holds its forms) → its code variants and its
-    folded codes less the last sound, filled as scenes name the forms."""
+def _short_keys(index: NameIndex) -> dict[int, tuple[str, ...]]:
+    """A form of the index (by id: the index holds its forms) → its folded codes less the last
+    sound, filled as scenes name the forms."""
     return {}
 
 
@@ -102,38 +138,40 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     entity_forms = _entity_forms(index)
     forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
     canon = frozenset(f.canonical for f in forms.values())
-    out: dict[str, list[NameForm]] = {}
+    members: dict[int, NameForm] = {}
+    lengths: set[int] = set()  # of the variants: a code's own, one less from four letters on
     by_size: dict[int, list[NameForm]] = {}
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
     single: list[NameForm] = []
-    # each name's keys are worked out once per process, not once per scene it is in: the
-    # live scene changes with every new name said
-    known = _scene_keys(index)
-    for form in forms.values():
-        if not form.common and form.n_words == 1 and form.joined.startswith("v"):
+    # each name's short keys are worked out once per process, not once per scene it is in
+    known = _short_keys(index)
+    for key, form in forms.items():
+        if form.common:
+            continue
+        if form.codes:
+            members[key] = form
+            for code in form.codes:
+                lengths.add(len(code))
+                if len(code) >= 4:
+                    lengths.add(len(code) - 1)
+        if len(form.words) > 1:
+            by_size.setdefault(len(form.words), []).append(form)
+            continue
+        if form.joined.startswith("v"):
             voiced.append(form)
-        if not form.common:
-            keys = known.get(id(form))
-            if keys is None:
-                keys = known[id(form)] = (
-                    tuple({v for code in form.codes for v in code_variants(code)}),
-                    tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3}),
-                )
-            for variant in keys[0]:
-                out.setdefault(variant, []).append(form)
-            if form.n_words > 1:
-                by_size.setdefault(form.n_words, []).append(form)
-            else:
-                single.append(form)
-                for short in keys[1]:
-                    by_short.setdefault(short, []).append(form)
+        single.append(form)
+        shorts = known.get(key)
+        if shorts is None:
+            shorts = known[key] = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
+        for short in shorts:
+            by_short.setdefault(short, []).append(form)
     return SceneForms(
         canon,
-        {k: tuple(v) for k, v in out.items()},
+        SceneVariants(index.by_code_variant, members),
         {k: tuple(v) for k, v in by_size.items()},
         {k: tuple(v) for k, v in by_short.items()},
-        frozenset(map(len, out)),
+        frozenset(lengths),
         tuple(voiced),
         tuple(single),
     )

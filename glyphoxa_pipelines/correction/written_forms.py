@@ -10,6 +10,7 @@ choose among.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import JaroWinkler
 
@@ -22,6 +23,9 @@ from glyphoxa_pipelines.correction.name_index import (
     phonetic_codes,
     spelling_key,
 )
+
+if TYPE_CHECKING:  # the scene's look-up by code variant (`scene_forms.SceneVariants`)
+    from glyphoxa_pipelines.correction.scene_forms import VariantLookup
 
 Span = tuple[int, int, NameForm, float]
 _jw = JaroWinkler.similarity
@@ -46,7 +50,7 @@ def onset_heard_as_the(
 def across_comma(
     norms: Sequence[str],
     first: int,
-    by_scene: dict[str, tuple[NameForm, ...]],
+    by_scene: VariantLookup,
     scene_canon: frozenset[str],
     cfg: CorrectionConfig,
 ) -> list[Span]:

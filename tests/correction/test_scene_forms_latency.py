@@ -1,5 +1,6 @@
-"""The scene's look-up by a window's code, made without building the code's variant set, must
-find exactly the forms that share a variant with it, and its per-scene memo stays bounded."""
+"""The scene's look-ups, made through the index's variants filtered by the scene's names
+instead of a layout built per scene, must find exactly the scene's forms that share a code
+variant with a window, in the scene's order, and the per-scene memo of codes stays bounded."""
 
 from __future__ import annotations
 
@@ -49,13 +50,25 @@ HEARD = [
 ]
 
 
-def _by_variant_sets(scene: scene_module.SceneForms, code: str) -> set[int]:
-    return {id(f) for v in code_variants(code) for f in scene.by_variant.get(v, ())}
+def _sharing(index: NameIndex, scene: tuple[str, ...], code: str) -> list[int]:
+    """Ids of the scene's forms (not ordinary-word names) that share a variant with `code`,
+    worked out from scratch, in the scene's order."""
+    wanted = code_variants(code)
+    out: list[int] = []
+    for name in scene:
+        canonicals = {f.canonical for f in index.forms if name in (f.surface, f.canonical)}
+        for form in index.forms:
+            if form.canonical not in canonicals or form.common or id(form) in out:
+                continue
+            if wanted & {v for c in form.codes for v in code_variants(c)}:
+                out.append(id(form))
+    return out
 
 
 def test_code_look_up_finds_the_forms_of_every_shared_variant() -> None:
     index = NameIndex(ENTITIES)
-    scene = scene_forms(index, tuple(ENTITIES))
+    names = ("Vrel", "Keyleth", "Kima of Vord", "Brannoc", "Vax'ildan", "Vex'ahlia", "Trinket")
+    scene = scene_forms(index, names)
     rng = random.Random(3)
     codes = {c for text in HEARD for c in phonetic_codes(normalize(text))}
     codes |= {c for form in index.forms for c in form.codes}
@@ -65,10 +78,25 @@ def test_code_look_up_finds_the_forms_of_every_shared_variant() -> None:
     found_any = 0
     for code in sorted(codes):
         got = scene.forms_of_code(code)
-        assert {id(f) for f in got} == _by_variant_sets(scene, code), code
+        expected = _sharing(index, names, code)
+        assert set(map(id, got)) == set(expected), code
+        # the look-up by one variant keeps the scene's order
+        folded = code.replace("P", "F").replace("M", "N")
+        by_own = [id(f) for f in scene.by_variant.get(folded)]
+        assert by_own == [k for k in expected if k in by_own], code
         assert scene.forms_of_code(code) is got  # the memo answers the second time
         found_any += bool(got)
     assert found_any > 20  # the check compared real hits, not only empty answers
+    assert scene.by_variant and not scene_forms(index, ("Nobody",)).by_variant
+
+
+def test_scene_variant_lengths_are_those_of_its_names_variants() -> None:
+    index = NameIndex(ENTITIES)
+    for names in (tuple(ENTITIES), ("Keyleth",), ("Grog Strongjaw", "Vrel")):
+        scene = scene_forms(index, names)
+        forms = [f for f in index.forms if f.canonical in scene.canon and not f.common]
+        expected = {len(v) for f in forms for c in f.codes for v in code_variants(c)}
+        assert scene.variant_lengths == expected
 
 
 def test_code_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
