@@ -51,18 +51,17 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_by_variant", "_members", "_any")
+    __slots__ = ("_index", "_members")
 
-    def __init__(
-        self, by_variant: dict[str, tuple[NameForm, ...]], members: dict[int, NameForm]
-    ) -> None:
-        self._by_variant = by_variant
+    def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
+        self._index = index
         self._members = members  # the scene's forms with variants, by id, in scene order
-        self._any = bool(members)
 
     def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
+        if self._index is None:
+            return default
         members = self._members
-        found = [form for form in self._by_variant.get(variant, ()) if id(form) in members]
+        found = [f for f in self._index.by_code_variant.get(variant, ()) if id(f) in members]
         if not found:
             return default
         if len(found) > 1:  # the index's order is not the scene's: few names share a variant
@@ -70,8 +69,31 @@ class SceneVariants:
             found.sort(key=lambda form: rank[id(form)])
         return tuple(found)
 
+    def sharing(self, code: str) -> tuple[NameForm, ...]:
+        """The scene's forms that share a variant with `code`, each once."""
+        if self._index is None:
+            return ()
+        members = self._members
+        return tuple(f for f in _sharing(self._index, code) if id(f) in members)
+
     def __bool__(self) -> bool:
-        return self._any
+        return bool(self._members)
+
+
+@lru_cache(maxsize=65_536)
+def _sharing(index: NameIndex, code: str) -> tuple[NameForm, ...]:
+    """The index's forms that share a variant with a window's `code`, each once. Kept per
+    index, not per scene: the same words' codes come turn after turn while the scene changes,
+    so a new scene reads them back and only keeps its own names. The variants are looked up
+    as they are made, not built into a set first: most codes are seen once."""
+    by_variant = index.by_code_variant
+    folded = fold(code)
+    found = {id(f): f for f in by_variant.get(folded, ())}
+    if len(folded) >= 4:
+        for k in range(len(folded)):
+            for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
+                found[id(form)] = form
+    return tuple(found.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +101,7 @@ class SceneForms:
     """The forms of a scene's entities, laid out for the context stage's look-ups."""
 
     canon: frozenset[str]  # canonical names of the scene's entities
-    by_variant: VariantLookup  # their forms by every variant of their codes
+    by_variant: SceneVariants  # their forms by every variant of their codes
     by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
     # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
     by_short: dict[str, tuple[NameForm, ...]]
@@ -95,32 +117,17 @@ class SceneForms:
     by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
 
     def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
-        """The scene's forms sharing a variant with a window's `code` (a form may repeat).
-
-        A window's new code is met on most turns (new words, new windows), so its variants
-        are looked up as they are made, not built into a set first: the folded code can only
-        equal a key of its own length, and its deletions only keys one shorter, so each half
-        is skipped when the scene has no key of that length."""
+        """The scene's forms sharing a variant with a window's `code`, each once."""
         found = self.by_code.get(code)
-        if found is not None:
-            return found
-        folded = fold(code)
-        size = len(folded)
-        by_variant, lengths = self.by_variant, self.variant_lengths
-        out: list[NameForm] = []
-        if size in lengths:
-            out.extend(by_variant.get(folded, ()))
-        if size >= 4 and size - 1 in lengths:
-            for k in range(size):
-                out.extend(by_variant.get(folded[:k] + folded[k + 1 :]))
-        found = tuple(out)
-        if len(self.by_code) >= CODES_KEPT:
-            self.by_code.clear()
-        self.by_code[code] = found
+        if found is None:
+            found = self.by_variant.sharing(code)
+            if len(self.by_code) >= CODES_KEPT:
+                self.by_code.clear()
+            self.by_code[code] = found
         return found
 
 
-NO_SCENE = SceneForms(frozenset(), SceneVariants({}, {}), {}, {}, frozenset())
+NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
 
 
 @lru_cache(maxsize=8)
@@ -168,7 +175,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
             by_short.setdefault(short, []).append(form)
     return SceneForms(
         canon,
-        SceneVariants(index.by_code_variant, members),
+        SceneVariants(index, members),
         {k: tuple(v) for k, v in by_size.items()},
         {k: tuple(v) for k, v in by_short.items()},
         frozenset(lengths),
