@@ -52,6 +52,8 @@ def unify_apostrophes(text: str) -> str:
 def normalize(text: str) -> str:
     """Casefolded, accent-free, without spaces, apostrophes, hyphens and dots."""
     if text.isascii():
+        if text.isalpha():  # most words: nothing to strip (a word's first sight is timed)
+            return text.lower()
         return _STRIP_CHARS.sub("", text.lower())
     folded = unicodedata.normalize("NFKD", text.casefold())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
@@ -90,9 +92,12 @@ def _frequencies() -> dict[str, float]:
 @lru_cache(maxsize=_CACHE_LIMIT)
 def word_zipf(word: str) -> float:
     """wordfreq Zipf frequency of an English word (0 for unknown words), case-insensitive."""
-    word = word.translate(_APOSTROPHES).lower()
-    if not word or not any(ch.isalpha() for ch in word):
-        return 0.0
+    if word.isascii() and word.isalpha():  # most words: no apostrophe to unify, letters only
+        word = word.lower()
+    else:
+        word = word.translate(_APOSTROPHES).lower()
+        if not word or not any(ch.isalpha() for ch in word):
+            return 0.0
     freq = _frequencies().get(word)
     if freq is not None:
         return round(math.log10(freq) + 9, 2)

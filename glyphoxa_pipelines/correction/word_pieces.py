@@ -20,6 +20,7 @@ _NAME_PREFIX = re.compile(r"^(?:Mc|Mac|De|Di|La|Le|Van|Von)(?=[A-Z])")
 _CONTRACTION = re.compile(r"['’ʼ](?:d|ll|re|ve|m|t)$|n['’ʼ]t$", re.IGNORECASE)
 _POSSESSIVE = ("'s", "’s", "ʼs", "'S", "’S")
 _CACHE = 200_000
+_CLOSING = frozenset(",.?!;:")
 
 
 @lru_cache(maxsize=_CACHE)
@@ -27,16 +28,32 @@ def _word_facts(word: str) -> tuple[str, float, int, str, float, bool]:
     """(normalized, zipf, base length, base normalized, base zipf, plain) of one word."""
     norm = normalize(word)
     zipf = word_zipf(word)
-    plain = (
-        not any(ch.isdigit() for ch in word)
-        # camelCase runs are handles and hashtags ("FindGrog"), but "McGregor" is a name
-        and _CAMEL.search(_NAME_PREFIX.sub("", word)) is None
-        and _CONTRACTION.search(word) is None
-    )
+    if word.isascii() and word.isalpha() and (word.islower() or word[1:].islower()):
+        # most words, cheaply: no digit, no apostrophe, no capital after the first letter
+        plain = True
+    else:
+        plain = (
+            not any(ch.isdigit() for ch in word)
+            # camelCase runs are handles and hashtags ("FindGrog"), but "McGregor" is a name
+            and _CAMEL.search(_NAME_PREFIX.sub("", word)) is None
+            and _CONTRACTION.search(word) is None
+        )
     if len(word) > 2 and word.endswith(_POSSESSIVE):
         base = word[:-2]
         return norm, zipf, len(base), normalize(base), word_zipf(base), plain
     return norm, zipf, len(word), norm, zipf, plain
+
+
+def _spans(piece: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) of each token of a piece: a piece of letters, or of letters and one
+    closing mark, is one word (most pieces; `TOKEN_RE` would find just that), the rest are
+    read by `TOKEN_RE`."""
+    if piece and piece.isascii():
+        if piece.isalpha():
+            return [(0, len(piece), piece)]
+        if piece[-1] in _CLOSING and piece[:-1].isalpha():
+            return [(0, len(piece) - 1, piece[:-1])]
+    return [(m.start(), m.end(), m.group()) for m in TOKEN_RE.finditer(piece)]
 
 
 @lru_cache(maxsize=_CACHE)
@@ -46,9 +63,7 @@ def piece_tokens(
     """(start in the piece, length, word, normalized, zipf, base length, base normalized,
     base zipf, plain, capitalized) of each token of a piece of text between spaces."""
     out = []
-    for m in TOKEN_RE.finditer(piece):
-        start, end = m.span()
-        word = m.group()
+    for start, end, word in _spans(piece):
         norm, zipf, base_len, base_norm, base_zipf, plain = _word_facts(word)
         if not norm:
             continue
