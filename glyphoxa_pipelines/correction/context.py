@@ -262,6 +262,7 @@ def context_corrections(
     in_play = scene_forms(index, scene_key) if scene_key else NO_SCENE
     scene_canon, by_scene = in_play.canon, in_play.by_variant
     scene_lengths = in_play.variant_lengths
+    anchor_words = in_play.anchor_words
     unsure_at = cfg.unsure_confidence
     if not scene_canon and (not word_confidences or min(word_confidences) >= unsure_at):
         return []  # neither signal: nothing to vouch for a change, and no words to scan
@@ -338,7 +339,22 @@ def context_corrections(
             edge = max(zipfs[first], zipfs[last]) >= function_zipf
             # a function word at an edge ("Trink it") is judged by the edge rule, not here
             window_zipf = zipf if content else 9.0
-            codes = phonetic_codes(joined)
+            if (
+                unsure
+                or window_zipf < common_zipf
+                or any(
+                    zipfs[k] < common_zipf and norms[k] in anchor_words
+                    for k in range(first, last + 1)
+                )
+            ):
+                codes = phonetic_codes(joined)
+            else:
+                # Whisper sure of every word, and an ordinary content word in the window: no
+                # code agreement can vouch for a name (`_need`), and a name found by code could
+                # win only anchored by a rare word of its own heard exactly (`_anchored`),
+                # which no word here is for the scene's names; only names sharing an edge word
+                # can, and they are looked up below without the window's code
+                codes = ()
             forms: dict[int, NameForm] = {}
             for code in codes:
                 if unsure:

@@ -112,6 +112,8 @@ class SceneForms:
     voiced: tuple[NameForm, ...] = ()
     # their one-word forms: one may be heard as a name it begins with and a word ("Vex Alia")
     single: tuple[NameForm, ...] = ()
+    # the words of their multi-word forms: only such a word heard exactly anchors one
+    anchor_words: frozenset[str] = frozenset()
     # a window's code → `by_variant`'s forms of all its variants: filled as codes come (the
     # same words' codes come utterance after utterance), bounded
     by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
@@ -151,6 +153,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
     single: list[NameForm] = []
+    anchor_words: set[str] = set()
     # each name's short keys are worked out once per process, not once per scene it is in
     known = _short_keys(index)
     for key, form in forms.items():
@@ -164,6 +167,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
                     lengths.add(len(code) - 1)
         if len(form.words) > 1:
             by_size.setdefault(len(form.words), []).append(form)
+            anchor_words.update(form.words)
             continue
         if form.joined.startswith("v"):
             voiced.append(form)
@@ -181,4 +185,5 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         frozenset(lengths),
         tuple(voiced),
         tuple(single),
+        frozenset(anchor_words),
     )

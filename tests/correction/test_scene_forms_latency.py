@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from glyphoxa_pipelines.correction import NameIndex
+from glyphoxa_pipelines.correction import NameIndex, correct
 from glyphoxa_pipelines.correction import scene_forms as scene_module
 from glyphoxa_pipelines.correction.confusions import code_variants
 from glyphoxa_pipelines.correction.name_index import normalize, phonetic_codes
@@ -107,3 +107,17 @@ def test_code_memo_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         scene.forms_of_code("".join(letters))
         assert len(scene.by_code) <= 50
     assert scene.forms_of_code("KLT") == scene.forms_of_code("KLT")
+
+
+def test_a_confident_window_is_still_anchored_without_its_code() -> None:
+    """Windows Whisper was sure of, holding an ordinary content word, skip the code look-ups:
+    a multi-word name is still found by its own rare word heard exactly, whether the scene
+    names it or only others, and ordinary words around a scene name stay as they are."""
+    index = NameIndex(ENTITIES)
+    for text in ("we met Thessa born today at noon", "we met big Thessa born today"):
+        sure = [0.99] * len(text.split())
+        for scene in (["Thessa Morn"], ["Keyleth"], ["Keyleth", "Grog Strongjaw"]):
+            assert "Thessa Morn" in correct(text, index, sure, scene=scene).text, (text, scene)
+    text = "we met big born today and kept going"
+    sure = [0.99] * len(text.split())
+    assert correct(text, index, sure, scene=["Thessa Morn", "Keyleth"]).text == text
