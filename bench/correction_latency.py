@@ -15,7 +15,9 @@ Best-of-N rounds time every line with its words (and its windows) already seen. 
 session meets new utterances: `--first-sight` also times each held-out line once, in fresh
 child processes per version that first correct only the tune lines (a session's words so far),
 so the per-word memos know the words the two halves share and nothing of the held-out lines'
-own. One timing per line is noisier than a best round: read it as a ratio, at a quiet load.
+own; both versions run in each child, line by line in turn (`--first-sight-runs` children,
+a line's best run). One timing per line is noisier than a best round: read it as a ratio,
+at a quiet load.
 """
 
 from __future__ import annotations
@@ -68,50 +70,80 @@ def quantile(values: list[int], q: float) -> float:
     return ordered[int(q * (len(ordered) - 1))] / 1e6
 
 
-def first_sight(code: Path, rows: list[dict[str, Any]], known: list) -> list[int]:
-    """Thread CPU time (ns) of each held-out line corrected once by the checkout at `code`,
-    after the tune lines only (run in a child process, so no earlier run warmed it)."""
-    correct, name_index = load_corrector(code)
-    index = name_index(known)
-    for row in rows:
-        if row["split"] == "tune":
-            correct(row["hypothesis"], index, row.get("word_confidences"), scene=row["scene"])
+def first_sight(
+    codes: tuple[Path, Path], rows: list[dict[str, Any]], known: list
+) -> list[list[int]]:
+    """Thread CPU time (ns) of each held-out line corrected once by each checkout, after the
+    tune lines only (run in a child process, so no earlier run warmed it). Both checkouts are
+    loaded into the child, each with its own module objects and so its own memos, and each
+    line is timed by both in turn, the order alternating: on a shared machine the load
+    drifts within seconds, and two child processes taking turns would see different loads."""
+    versions = []
+    for code in codes:
+        correct, name_index = load_corrector(code)
+        versions.append((correct, name_index(known)))
+    for correct, index in versions:
+        for row in rows:
+            if row["split"] == "tune":
+                correct(row["hypothesis"], index, row.get("word_confidences"), scene=row["scene"])
     clock = time.thread_time_ns
-    spent = []
-    for row in rows:
-        if row["split"] == "heldout":
-            text, confidences, scene = row["hypothesis"], row.get("word_confidences"), row["scene"]
+    spent: list[list[int]] = [[], []]
+    held = [row for row in rows if row["split"] == "heldout"]
+    for k, row in enumerate(held):
+        text, confidences, scene = row["hypothesis"], row.get("word_confidences"), row["scene"]
+        for v in (0, 1) if k % 2 == 0 else (1, 0):
+            correct, index = versions[v]
             start = clock()
             correct(text, index, confidences, scene=scene)
-            spent.append(clock() - start)
+            spent[v].append(clock() - start)
     return spent
 
 
-def first_sight_pair(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
-    """`first_sight` of both checkouts in alternating child processes (three each); a line's
-    figure is its best of the three."""
-    best: dict[str, list[int]] = {}
-    for _ in range(3):
-        for label in ("base", "new"):
-            command = [sys.executable, __file__, "--base", str(args.base), "--new", str(args.new)]
-            command += ["--corpus", str(folder), "--names", str(args.names)]
-            command += ["--seed", str(args.seed), "--child", label]
-            result = subprocess.run(command, capture_output=True, text=True, check=True)
-            spent = json.loads(result.stdout.strip().splitlines()[-1])
-            old = best.get(label, spent)
-            best[label] = [min(a, b) for a, b in zip(old, spent, strict=True)]
-    out: dict[str, Any] = {"lines": len(best["new"])}
-    for label in ("base", "new"):
+def first_sight_pair(
+    args: argparse.Namespace, folder: Path, rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """`first_sight` of both checkouts in `--first-sight-runs` fresh child processes; a line's
+    figure is its best run. Also names the slowest lines (the tail) of the new checkout."""
+    best: list[list[int]] = []
+    for _ in range(args.first_sight_runs):
+        command = [sys.executable, __file__, "--base", str(args.base), "--new", str(args.new)]
+        command += ["--corpus", str(folder), "--names", str(args.names)]
+        command += ["--seed", str(args.seed), "--child"]
+        result = subprocess.run(command, capture_output=True, text=True, check=True)
+        spent = json.loads(result.stdout.strip().splitlines()[-1])
+        best = (
+            spent
+            if not best
+            else [
+                [min(a, b) for a, b in zip(old, new, strict=True)]
+                for old, new in zip(best, spent, strict=True)
+            ]
+        )
+    out: dict[str, Any] = {"lines": len(best[1]), "runs": args.first_sight_runs}
+    for v, label in enumerate(("base", "new")):
         out[label] = {
-            "cpu_p50_ms": round(quantile(best[label], 0.5), 4),
-            "cpu_p95_ms": round(quantile(best[label], 0.95), 4),
+            "cpu_p50_ms": round(quantile(best[v], 0.5), 4),
+            "cpu_p95_ms": round(quantile(best[v], 0.95), 4),
+            "cpu_sum_ms": round(sum(best[v]) / 1e6, 2),
         }
-    out["ratio_p95"] = round(out["new"]["cpu_p95_ms"] / out["base"]["cpu_p95_ms"], 3)
+    for stat in ("cpu_p50_ms", "cpu_p95_ms", "cpu_sum_ms"):
+        out[f"ratio_{stat}"] = round(out["new"][stat] / out["base"][stat], 3)
     print(
-        f"first sight ({out['lines']} held-out lines after the tune lines, best of 3 fresh "
-        f"processes): base p50 {out['base']['cpu_p50_ms']} / p95 {out['base']['cpu_p95_ms']} ms, "
-        f"new {out['new']['cpu_p50_ms']} / {out['new']['cpu_p95_ms']} ms"
+        f"first sight ({out['lines']} held-out lines after the tune lines, both versions in "
+        f"each of {out['runs']} fresh processes, best run): base p50 "
+        f"{out['base']['cpu_p50_ms']} / p95 {out['base']['cpu_p95_ms']} ms, new "
+        f"{out['new']['cpu_p50_ms']} / {out['new']['cpu_p95_ms']} ms (ratio p95 "
+        f"{out['ratio_cpu_p95_ms']})"
     )
+    held = [row for row in rows if row["split"] == "heldout"]
+    slowest = sorted(range(len(held)), key=lambda k: -best[1][k])[: max(1, len(held) // 20)]
+    print("the new checkout's slowest 5 % at first sight (ms, words, scene names, line):")
+    for k in slowest:
+        row = held[k]
+        print(
+            f"  {best[1][k] / 1e6:.3f}  {len(row['hypothesis'].split())}  "
+            f"{len(row['scene'] or ())}  {row['hypothesis'][:70]}"
+        )
     return out
 
 
@@ -128,10 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time each held-out line once, after warming on the tune lines only",
     )
-    parser.add_argument("--child", choices=("base", "new"), help=argparse.SUPPRESS)
+    parser.add_argument("--first-sight-runs", type=int, default=3, help="fresh processes")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error(f"--rounds must be at least 1, not {args.rounds}")
+    if args.first_sight_runs < 1:
+        parser.error(f"--first-sight-runs must be at least 1, not {args.first_sight_runs}")
     folder = args.corpus or default_out()
     if not (folder / "corpus.jsonl").exists():
         print(f"no corpus under {folder}: build it with python bench/build_stt_corpus.py")
@@ -141,8 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     with_party(rows, parties())
     known = build_entities(entities, args.names, args.seed)
     if args.child:
-        code = args.base if args.child == "base" else args.new
-        print(json.dumps(first_sight(code, rows, known)))
+        print(json.dumps(first_sight((args.base, args.new), rows, known)))
         return 0
     versions = []
     for code in (args.base, args.new):
@@ -185,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{load_after:.1f})"
     )
     if args.first_sight:
-        out["first_sight"] = first_sight_pair(args, folder)
+        out["first_sight"] = first_sight_pair(args, folder, rows)
     print(json.dumps(out))
     return 0
 
