@@ -363,19 +363,33 @@ def _fallback_strings(
     (max_extra_words, min_length_ratio, max_length_ratio, fuzzy_min_length): hashing the
     whole configuration would cost more than the look-up saves."""
     max_extra, min_ratio, max_ratio, min_length = gates
+    if size < min_length:
+        return ()  # `min(size, length)` would be short for every name
     out = []
-    for length, key_length, words, common, joined in index.first_shapes.get(first, ()):
-        if common or (n > 1 and n == words) or n > words + max_extra:
-            continue
+    for length, key_length, joined in _shapes_for(index, first, n, max_extra):
         ratio = size / length
         if ratio < min_ratio or ratio > max_ratio:
             ratio = key_size / key_length
             if ratio < min_ratio or ratio > max_ratio:
                 continue
-        if min(size, length) < min_length or not 0.8 <= ratio <= 1.25:
+        if length < min_length or not 0.8 <= ratio <= 1.25:
             continue
         out.append(joined)
     return tuple(out)
+
+
+@lru_cache(maxsize=1024)
+def _shapes_for(
+    index: NameIndex, first: str, n: int, max_extra: int
+) -> tuple[tuple[int, int, str], ...]:
+    """(length, key length, joined) of the names beginning with `first` that pass
+    `_fallback_strings`' gates on the name alone for a window of `n` words, in index order:
+    they depend on the window's word count only, so a new window shape tests lengths only."""
+    return tuple(
+        (length, key_length, joined)
+        for length, key_length, words, common, joined in index.first_shapes.get(first, ())
+        if not (common or (n > 1 and n == words) or n > words + max_extra)
+    )
 
 
 def spelling_fallback_possible(
