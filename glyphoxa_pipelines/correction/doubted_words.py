@@ -1,11 +1,11 @@
-"""An ordinary word Whisper all but disowned, with the very code of a name in play.
+"""An ordinary word Whisper gave less than even odds, with the very code of a name in play.
 
 The context stage holds an ordinary English word ("clarity") to a Jaro-Winkler of 0.9 against
 a scene name even when Whisper doubted it, since ordinary words mostly say what they say.
 Whisper's doubt comes in degrees, though. Under `DOUBT_FLOOR` it gave the word it wrote less
-than a third of its belief: tiny.en writes the nearest word it knows for a name it has no
-tokens for, and doubts it that much. Such a word, spelled the way a one-word name of the scene
-sounds (the very Double Metaphone code), needs only `DOUBTED_THRESHOLD`.
+than even odds: tiny.en writes the nearest word it knows for a name it has no tokens for, and
+doubts it that much. Such a word, spelled the way a one-word name of the scene sounds (the
+very Double Metaphone code), needs only `DOUBTED_THRESHOLD`.
 
 What stays: a word Whisper merely doubted (above the floor), a name out of play, a code that
 is only near (a traded consonant, one edit), frequent words ("price" for Perce), names heard
@@ -29,7 +29,7 @@ from glyphoxa_pipelines.correction.name_index import (
 )
 from glyphoxa_pipelines.correction.phonetic import Scan
 
-DOUBT_FLOOR = 0.3  # Whisper's word probability below which it all but disowned the word
+DOUBT_FLOOR = 0.5  # Whisper's word probability under which it bet against the word it wrote
 DOUBTED_THRESHOLD = 0.85  # Jaro-Winkler such a word needs (an ordinary word otherwise: 0.9)
 # a word more frequent than this (Zipf; "price", "press") is said far more often than a name is
 # misheard as it: Whisper's doubt of it is about something else
@@ -76,7 +76,7 @@ def very_doubted(
     settled: Iterable[tuple[int, int]],
     cfg: CorrectionConfig,
 ) -> list[Correction]:
-    """Corrections of single ordinary words Whisper all but disowned into the scene's names
+    """Corrections of single ordinary words Whisper bet against into the scene's names
     of their very code, outside the `settled` spans (names heard right, earlier fixes)."""
     if not word_confidences or not scene or len(text.split()) != len(word_confidences):
         return []
