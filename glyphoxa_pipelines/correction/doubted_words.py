@@ -14,7 +14,6 @@ right, and words an earlier stage settled.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -82,25 +81,28 @@ def very_doubted(
         return []
     if min(word_confidences) >= DOUBT_FLOOR:
         return []
-    by_code = _scene_codes(index, scene if isinstance(scene, tuple) else tuple(scene))
-    if not by_code:
+    # the words that may qualify, found before the scene is looked at: most lines have none
+    norms, zipfs, chunk, by_joined = scan.norms, scan.zipfs, scan.chunk, index.by_joined
+    candidates = [
+        k
+        for k, zipf in enumerate(zipfs)
+        if cfg.common_zipf <= zipf < FREQUENT_ZIPF
+        and word_confidences[chunk[k]] < DOUBT_FLOOR
+        and scan.plain[k]
+        and len(scan.variants[k]) == 1  # a possessive: `possessive.py` reads those
+        and norms[k] not in by_joined
+    ]
+    if not candidates:
         return []
+    spans = list(settled)
     starts = scan.starts
-    taken = [False] * len(starts)
-    for start, end in settled:
-        for k in range(bisect_left(starts, start), bisect_left(starts, end)):
-            taken[k] = True
+    candidates = [k for k in candidates if not any(s <= starts[k] < e for s, e in spans)]
+    by_code = _scene_codes(index, scene if isinstance(scene, tuple) else tuple(scene))
+    if not candidates or not by_code:
+        return []
     out = []
-    for k, norm in enumerate(scan.norms):
-        if (
-            taken[k]
-            or word_confidences[scan.chunk[k]] >= DOUBT_FLOOR
-            or not cfg.common_zipf <= scan.zipfs[k] < FREQUENT_ZIPF
-            or not scan.plain[k]
-            or len(scan.variants[k]) > 1  # a possessive: `possessive.py` reads those
-            or norm in index.by_joined
-        ):
-            continue
+    for k in candidates:
+        norm = norms[k]
         key = spelling_key(norm)
         scored = {
             form.canonical: (score, form)
