@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from glyphoxa_pipelines.correction import NameIndex, correct
-from glyphoxa_pipelines.correction.scene import SceneMemory, names_said
+from glyphoxa_pipelines.correction.scene import SPEAKERS_KEPT, SceneMemory, names_said
 
 INDEX = NameIndex(["Grimjaw", ("Vex'ahlia", ["Vex"]), "Thessa Morn", "Pike", "Scandel", "Tiberius"])
 
@@ -92,3 +92,12 @@ def test_near_misses_stay_though_the_speaker_said_the_name() -> None:
     # the made-up word, but Whisper was sure of it
     sure = [0.99] * 8 + [0.97, 0.99]
     assert correct(MIXIE, MINX, sure, scene=scene).text == MIXIE
+
+
+def test_a_session_keeps_the_names_of_its_latest_speakers_only() -> None:
+    scene = SceneMemory(turns=1)
+    for k in range(SPEAKERS_KEPT + 1):
+        scene.remember([f"name{k}"], speaker=f"speaker{k}")
+    scene.remember([], speaker="speaker0")
+    assert scene.names(speaker="speaker0") == ()  # the first speaker went when one too many came
+    assert scene.names(speaker="speaker1") == ("name1",)
