@@ -8,6 +8,7 @@ Reference and transcript words are aligned; a known name whose transcript words 
 between two correctly heard neighbours is a real mishearing, with the reference name as gold.
 
     python bench/build_stt_corpus.py [--out DIR] [--crd3-lines N] [--locomo-lines N] [--seed S]
+    python bench/build_stt_corpus.py --realign OLD_DIR --out NEW_DIR
 
 Writes `corpus.jsonl` (one utterance a line) and `entities.json` under `--out` (default
 $GLYPHOXA_HOME/stt-corpus, else .glyphoxa/stt-corpus). No audio is kept. Lines already in the
@@ -23,6 +24,7 @@ import os
 import random
 import re
 import sys
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
@@ -152,11 +154,44 @@ def sample_lines(
     return out
 
 
+# What the TTS voice says for a reference token made only of punctuation (piper's joe voice:
+# "&" is "and", "/" is "slash", "+" is "plus"); a mark not listed ("-", "--", "...") is not
+# spoken, so the words on either side of it are neighbours in speech
+SPOKEN_MARKS = {"&": "and", "/": "slash", "+": "plus", "%": "percent", "=": "equals", "@": "at"}
+
+
+@dataclass(frozen=True)
+class AlignToken:
+    """A word, or a spoken punctuation mark, as the aligner compares them."""
+
+    start: int
+    end: int
+    norm: str
+    mark: bool  # a punctuation-only token ("&"): spoken, but no word a name is made of
+
+
+def align_tokens(text: str) -> list[AlignToken]:
+    """The words of `text` and, between them, its punctuation-only tokens that are spoken
+    ("Geek & Sundry" is three tokens, as the voice says three words; "Vax - Vex" two)."""
+    out = [AlignToken(t.start, t.end, t.norm, False) for t in tokenize(text)]
+    for m in re.finditer(r"\S+", text):
+        if not any(ch.isalnum() for ch in m.group()):
+            spoken = SPOKEN_MARKS.get(m.group())
+            if spoken is not None:
+                out.append(AlignToken(m.start(), m.end(), spoken, True))
+    out.sort(key=lambda t: t.start)
+    return out
+
+
 def align_names(reference: str, hypothesis: str, pattern: re.Pattern[str]) -> list[dict[str, Any]]:
     """Each name of the reference with the transcript span heard for it, when both neighbours
-    were heard right (else it cannot be told which transcript words stand for the name)."""
-    ref = tokenize(reference)
-    hyp = tokenize(hypothesis)
+    were heard right (else it cannot be told which transcript words stand for the name).
+
+    A spoken punctuation mark is a neighbour like a word ("&" heard as "and"). When one was
+    heard otherwise ("geek in sundry"), a name whose own words were all heard, one after the
+    other, still has a known span: the words themselves."""
+    ref = align_tokens(reference)
+    hyp = align_tokens(hypothesis)
     matcher = SequenceMatcher(None, [t.norm for t in ref], [t.norm for t in hyp], autojunk=False)
     mapped: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
@@ -168,12 +203,24 @@ def align_names(reference: str, hypothesis: str, pattern: re.Pattern[str]) -> li
         if not inside:
             continue
         first, last = inside[0], inside[-1]
-        if first > 0 and first - 1 not in mapped:
+        left_ok = first == 0 or first - 1 in mapped
+        right_ok = last + 1 >= len(ref) or last + 1 in mapped
+        if left_ok and right_ok:
+            lo = mapped[first - 1] + 1 if first > 0 else 0
+            hi = mapped[last + 1] if last + 1 < len(ref) else len(hyp)
+        elif (
+            (left_ok or ref[first - 1].mark)
+            and (right_ok or ref[last + 1].mark)
+            and all(k in mapped for k in inside)
+            and mapped[last] - mapped[first] == last - first
+        ):
+            lo, hi = mapped[first], mapped[last] + 1
+        else:
             continue
-        if last + 1 < len(ref) and last + 1 not in mapped:
-            continue
-        lo = mapped[first - 1] + 1 if first > 0 else 0
-        hi = mapped[last + 1] if last + 1 < len(ref) else len(hyp)
+        while lo < hi and hyp[lo].mark:
+            lo += 1  # a mark the transcript wrote ("&") is not a word heard for the name
+        while hi > lo and hyp[hi - 1].mark:
+            hi -= 1
         if hi <= lo:
             continue  # nothing heard for the name: no word to correct
         start, end = hyp[lo].start, hyp[hi - 1].end
@@ -191,6 +238,39 @@ def align_names(reference: str, hypothesis: str, pattern: re.Pattern[str]) -> li
     return spans
 
 
+def realign(source: Path, out_dir: Path) -> dict[str, int]:
+    """Rewrite the name labels of the corpus in `source` with today's `align_names` into
+    `out_dir`, from the transcripts it stores: no audio, no new transcription, so the same
+    mishearings are judged by the new aligner. Returns how many lines' labels changed, per half.
+    """
+    if out_dir.resolve() == source.resolve():
+        raise ValueError(f"--realign writes a new corpus: --out {out_dir} is the source itself")
+    if (out_dir / "corpus.jsonl").exists():
+        raise ValueError(f"--out {out_dir} already holds a corpus.jsonl; name a new folder")
+    entities = json.loads((source / "entities.json").read_text(encoding="utf-8"))
+    patterns = {
+        source_: name_pattern([n for canonical, aliases in groups for n in (canonical, *aliases)])
+        for source_, groups in (("crd3", entities["crd3"]), ("demo", entities["demo"]))
+    }
+    changed = {"tune": 0, "heldout": 0}
+    rows = []
+    for raw in (source / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        if not raw.strip():
+            continue
+        row = json.loads(raw)
+        pattern = patterns.get(row["source"])
+        names = align_names(row["reference"], row["hypothesis"], pattern) if pattern else []
+        if names != row["names"]:
+            changed[row["split"]] += 1
+        rows.append(json.dumps(row | {"names": names}, ensure_ascii=False))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "entities.json").write_text(
+        (source / "entities.json").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (out_dir / "corpus.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None)
@@ -200,7 +280,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="speak only the first N lines")
+    parser.add_argument(
+        "--realign",
+        type=Path,
+        default=None,
+        metavar="CORPUS",
+        help="relabel the names of the corpus in this folder from its stored transcripts "
+        "into --out (a new folder), without speaking or transcribing",
+    )
     args = parser.parse_args(argv)
+    if args.realign is not None:
+        if args.out is None:
+            parser.error("--realign needs --out, a new folder for the relabelled corpus")
+        changed = realign(args.realign, args.out)
+        print(f"lines whose labels changed: {changed} -> {args.out / 'corpus.jsonl'}")
+        print(json.dumps({"bench": "build_stt_corpus", "realigned": str(args.out)} | changed))
+        return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from rich.progress import Progress
 

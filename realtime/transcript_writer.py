@@ -170,10 +170,12 @@ class TranscriptWriter:
                     names.index,
                     item.word_confidences,
                     scene=scene.names(
-                        *speaker_names(names.index, item.speaker_name, npc), *party
+                        *speaker_names(names.index, item.speaker_name, npc),
+                        *party,
+                        speaker=item.speaker_id,
                     ),
                 )
-                scene.remember(names_said(result, names.index))
+                scene.remember(names_said(result, names.index), speaker=item.speaker_id)
             corrections = [c.as_dict() for c in result.corrections] if result else []
             text = result.text if result else item.text
             new.append(NewEntry(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from glyphoxa_pipelines.correction.context import context_corrections
+from glyphoxa_pipelines.correction.doubted_words import very_doubted
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
@@ -66,6 +67,8 @@ def correct(
                 masked.text, index, settled, word_confidences, scene, cfg, changed=stage1
             )
             extra = with_possessives(extra, again, masked)
+        done = [*settled, *((c.start, c.end) for c in extra)]
+        extra += very_doubted(text, index, scan, word_confidences, scene, done, cfg)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])

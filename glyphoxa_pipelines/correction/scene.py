@@ -4,6 +4,12 @@ Among thousands of known names, the few said in the turns just before (and the s
 are by far the likeliest to be said again, so the context stage (`context.py`) lets them win on
 less resemblance. The scene is built from what the corrector itself settled, turn after turn:
 names heard right and names it corrected, never the raw mishearings.
+
+A speaker also keeps the names they themselves said earlier in the session, however long ago:
+each player talks of their own few (their familiar, their god, the NPC they court), so these
+are in play for them when the table's last turns have moved on. Names anyone said long ago
+are not: over a whole session those are too many, and some made-up one comes near an
+ordinary word Whisper doubted.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from glyphoxa_pipelines.correction.name_index import NameIndex
 from glyphoxa_pipelines.correction.phonetic import scan_of
 
 SCENE_TURNS = 40  # about two minutes of table talk: a name said then is still in play
+SPEAKERS_KEPT = 64  # a table has a handful; more ids than this are not one session's players
 
 
 def names_said(result: CorrectionResult, index: NameIndex) -> list[str]:
@@ -67,32 +74,44 @@ def speaker_names(index: NameIndex, *names: str | None) -> list[str]:
 
 
 class SceneMemory:
-    """The names of one session's last `turns` utterances, oldest forgotten first.
+    """The names of one session's last `turns` utterances, oldest forgotten first, and those
+    each speaker said in the session so far.
 
     One per live session (the transcript writer keeps them) or per pipeline pass over a
     session's entries in order. Not thread-safe beyond what `deque` gives: one writer a session.
     """
 
-    __slots__ = ("_turns", "_said")
+    __slots__ = ("_turns", "_said", "_by_speaker")
 
     def __init__(self, turns: int = SCENE_TURNS) -> None:
         if turns < 1:
             raise ValueError(f"a scene spans at least one turn, not {turns}")
         self._turns: deque[tuple[str, ...]] = deque(maxlen=turns)
         self._said: tuple[str, ...] | None = ()  # the turns' names, None when out of date
+        # speaker → the names they said this session, in the order first said
+        self._by_speaker: dict[str, dict[str, None]] = {}
 
-    def names(self, *extra: str | None) -> tuple[str, ...]:
-        """The scene as distinct names, with `extra` (the speaker's own name) first."""
+    def names(self, *extra: str | None, speaker: str | None = None) -> tuple[str, ...]:
+        """The scene as distinct names, with `extra` (the speaker's own name) first and the
+        names `speaker` said earlier in the session last."""
         if self._said is None:
             self._said = tuple(dict.fromkeys(name for turn in self._turns for name in turn))
         given = [name for name in extra if name]
-        if not given:
+        own = self._by_speaker.get(speaker) if speaker else None
+        if not given and not own:
             return self._said
-        return tuple(dict.fromkeys([*given, *self._said]))
+        return tuple(dict.fromkeys([*given, *self._said, *(own or ())]))
 
-    def remember(self, names: Iterable[str]) -> None:
-        """One turn said these names (possibly none: a turn without names still ages the scene)."""
+    def remember(self, names: Iterable[str], speaker: str | None = None) -> None:
+        """One turn said these names (possibly none: a turn without names still ages the
+        scene), by `speaker` when known."""
         turn = tuple(names)
         if turn or (self._turns and self._turns[0] and len(self._turns) == self._turns.maxlen):
             self._said = None  # a name came, or one may have aged out
         self._turns.append(turn)
+        if speaker and turn:
+            own = self._by_speaker.pop(speaker, None) or {}
+            own.update(dict.fromkeys(turn))
+            self._by_speaker[speaker] = own  # the latest speaker last: the first to go is idle
+            if len(self._by_speaker) > SPEAKERS_KEPT:
+                del self._by_speaker[next(iter(self._by_speaker))]

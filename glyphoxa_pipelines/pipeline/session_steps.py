@@ -110,9 +110,11 @@ def corrected_transcript(services: PipelineServices, session_id: str) -> StepOut
     results: list[tuple[Entry, Any]] = []
     for entry in entries:
         npc = npc_names.get(entry.npc_id) if entry.npc_id else None
-        scene = memory.names(*speaker_names(index, entry.speaker_name, npc), *party)
+        scene = memory.names(
+            *speaker_names(index, entry.speaker_name, npc), *party, speaker=entry.speaker_id
+        )
         result = correct(entry.raw_text, index, entry.word_confidences, scene=scene)
-        memory.remember(names_said(result, index))
+        memory.remember(names_said(result, index), speaker=entry.speaker_id)
         scenes.append(scene)
         results.append((entry, result))
 
