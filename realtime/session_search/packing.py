@@ -12,10 +12,10 @@ answers), so the exponent is a damped half-way (`SearchConfig.cost_exponent`).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 from realtime.session_search.config import SESSION_SEARCH
@@ -118,9 +118,10 @@ def session_result(text: str, score: float, session_id: str,
     }
 
 
-def json_chars(value: Any) -> int:
-    """Characters of `value` inside a JSON string or list as sent (quotes not counted)."""
-    return len(json.dumps(value, ensure_ascii=False)) - 2
+def json_chars(text: str) -> int:
+    """Characters of `text` inside a JSON string as sent (escapes counted, quotes not):
+    the encoder `json.dumps` itself uses for strings, without its per-call set-up."""
+    return len(encode_basestring(text)) - 2
 
 
 def turn_chars(line: str, entry_id: int) -> int:
@@ -177,6 +178,7 @@ def passages(
     # Approximate costs (a gap counted wherever a turn joins no chosen neighbour), an upper
     # bound of the exact check below.
     groups: dict[str | int, list[int]] = {}  # session (or pseudo-turn) -> chosen, best first
+    citations: dict[str | int, int] = {}
     used = 0
     for i in order:
         key = group_of(i)
@@ -185,7 +187,9 @@ def passages(
         cost = costs[i]
         if i not in whole:
             if key not in groups:
-                cost += citation_chars(str(key))
+                if key not in citations:  # tried by many turns of a session not yet opened
+                    citations[key] = citation_chars(str(key))
+                cost += citations[key]
             elif not any(n in groups[key] for n in links[i] if n is not None):
                 cost += GAP_CHARS
         if used + cost <= budget:
