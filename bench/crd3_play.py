@@ -191,10 +191,10 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
     from realtime import session_search as ss
     from realtime import tools as tl
-    from realtime.hot_context import estimate_tokens
     from realtime.service import MemoryService
-    from realtime.session_search import CITATION_TOKENS, RECIPES
+    from realtime.session_search import RECIPES
     from realtime.tools import ToolScope
+    from realtime.tools.results import CHARS_PER_TOKEN, reader_chars
 
     episodes = load_episodes(folder, args.episodes)
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-crd3-"))).resolve()
@@ -241,7 +241,11 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 if out["status"] != "ok":
                     raise RuntimeError(f"the tool answered {out['status']}: {out.get('error')}")
                 got: set[int] = set()
-                for res in out["results"]:
+                used = 0
+                for res in out["results"]:  # re-checked here: the budget is the tool's promise
+                    used += reader_chars(res)
+                    if used > BUDGET_TOKENS * CHARS_PER_TOKEN:
+                        break
                     got |= set(res["source"].get("entry_ids", []))
                 first = out["results"][0]["source"]["session_id"] if out["results"] else None
                 row: dict[str, Any] = {
@@ -251,8 +255,7 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 qvec = np.asarray(await svc.embedder.embed(sentence))
                 for name, scores in (("bm25_turns", bm25.scores(sentence)),
                                      ("dense_turns", dense_scores(qvec, vectors))):
-                    chosen = pack(ranked(scores, turns), BUDGET_TOKENS, CITATION_TOKENS,
-                                  estimate_tokens)
+                    chosen = pack(ranked(scores, turns), BUDGET_TOKENS)
                     ids_chosen = {t.id for t in chosen}
                     row[name] = sum(g in ids_chosen for g in gold) / len(gold)
                     row[name + "_first"] = float(bool(chosen) and chosen[0].session_id

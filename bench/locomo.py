@@ -16,8 +16,8 @@ pipeline's own steps chunk and embed them (`transcript_chunks`, `chunk_embedding
 question of categories 1-4 the tool is called as the LLM would call it, and we measure:
 
 - evidence recall within 1,500 tokens: the share of gold evidence turns contained in the
-  results, the result list cut where its text (as the LLM would read it, ~4 chars per token)
-  passes 1,500 tokens;
+  results, the result list cut where the answer as the LLM reads it (each result's JSON, keys
+  and citation included, ~4 chars per token) passes 1,500 tokens;
 - recall@5 / recall@10 results; latency p50 / p95 of the tool call (query embedding included);
 - pre-fetch hit rate: questions whose evidence the speculative pre-fetch alone (run on the
   question as a partial transcript) already brought into the hot context;
@@ -185,14 +185,11 @@ def baseline_recalls(question: str, qvec: np.ndarray, base: tuple[list[Any], Any
     """Evidence recall of BM25 and dense top-k turns, packed into the tool's budget."""
     from turn_baselines import dense_scores, pack, ranked
 
-    from realtime.hot_context import estimate_tokens
-    from realtime.session_search import CITATION_TOKENS
-
     turns, bm25, vectors = base
     out = {}
     for name, scores in (("bm25_turns", bm25.scores(question)),
                          ("dense_turns", dense_scores(qvec, vectors))):
-        chosen = pack(ranked(scores, turns), BUDGET_TOKENS, CITATION_TOKENS, estimate_tokens)
+        chosen = pack(ranked(scores, turns), BUDGET_TOKENS)
         got = {entry_dia.get(t.id) for t in chosen}
         out[name] = sum(g in got for g in gold) / len(gold)
     return out
@@ -253,11 +250,12 @@ def covered(result: dict[str, Any], info: dict[str, Any], by_pos: dict[tuple[str
     return {by_pos[(s1, p)] for p in range(p1, p2 + 1) if (s1, p) in by_pos}
 
 
-def result_tokens(result: dict[str, Any]) -> int:
-    """The passage text plus a citation line (session, time), ~4 characters per token."""
-    from realtime.hot_context import estimate_tokens
+def result_chars(result: dict[str, Any]) -> int:
+    """What a result costs the model that reads it: its JSON as the tool sends it, keys and
+    citation included (`realtime/tools/results.py`)."""
+    from realtime.tools.results import reader_chars
 
-    return estimate_tokens(result["text"]) + 12
+    return reader_chars(result)
 
 
 def _feature_names() -> list[str]:
@@ -373,8 +371,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                 used = 0
                 n_in_budget = 0
                 for res in results:  # re-checked here: the budget is the tool's promise
-                    cost = result_tokens(res)
-                    if used + cost > BUDGET_TOKENS:
+                    cost = result_chars(res)
+                    if used + cost > BUDGET_TOKENS * 4:
                         break
                     used += cost
                     n_in_budget += 1
@@ -387,7 +385,7 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                     side.append((conv, cat, name, value))
                 budget_recall.append(rec)
                 budget_results.append(n_in_budget)
-                budget_tokens.append(used)
+                budget_tokens.append(-(-used // 4))
                 per_cat.setdefault(cat, []).append(rec)
                 for cut, sink in ((5, r5), (10, r10)):
                     ids: set[str] = set()

@@ -1,9 +1,10 @@
 """What a user would pick instead of `memory.search_sessions`, for `bench/locomo.py` to score
 side by side: BM25 over single turns, and dense top-k turns (the turns' own stored MiniLM
 vectors, cosine to the same query vector the tool uses). Both rank every turn of the
-campaign; `pack` then fills the same token budget by the tool's own cost model (a line per
-turn, a citation line per session opened), so a difference in recall is a difference in which
-turns were chosen, not in how much text was shown. Pure: plain rows in, ids out.
+campaign; `pack` then fills the same token budget by the tool's own cost model (the answer as
+the model reads it: each turn's line and entry id, each session's citation,
+`realtime/session_search/packing.py`), so a difference in recall is a difference in
+which turns were chosen, not in how much text was shown. Pure: plain rows in, ids out.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,16 +86,20 @@ def dense_scores(query_vector: np.ndarray, turn_vectors: np.ndarray) -> np.ndarr
     return turn_vectors @ (q / (np.linalg.norm(q) or 1.0))
 
 
-def pack(order: Sequence[Turn], max_tokens: int, citation_tokens: int,
-         cost: Callable[[str], int]) -> list[Turn]:
-    """Turns taken best first while they fit `max_tokens`: each costs its line plus one, a
-    turn opening a session also that session's citation line (the tool's packing costs)."""
+def pack(order: Sequence[Turn], max_tokens: int) -> list[Turn]:
+    """Turns taken best first while they fit `max_tokens`, counted as the tool's packing
+    counts its own answer."""
+    from realtime.session_search import citation_chars, turn_chars
+    from realtime.tools.results import CHARS_PER_TOKEN
+
+    budget = max_tokens * CHARS_PER_TOKEN
     used = 0
     opened: set[str] = set()
     chosen: list[Turn] = []
     for t in order:
-        c = cost(t.line) + 1 + (0 if t.session_id in opened else citation_tokens)
-        if used + c > max_tokens:
+        c = turn_chars(t.line, t.id) + (0 if t.session_id in opened else
+                                        citation_chars(t.session_id))
+        if used + c > budget:
             continue
         used += c
         opened.add(t.session_id)

@@ -21,11 +21,11 @@ from realtime.session_search.fusion import rrf
 from realtime.session_search.legs import Filters, SearchHost
 from realtime.session_search.outcome import Candidates, Fused, SearchCounters, SearchOutcome
 from realtime.session_search.packing import (
-    CITATION_TOKENS,
     GAP,
-    GAP_TOKENS,
     candidate_turns,
+    citation_chars,
     passages,
+    turn_chars,
 )
 from realtime.session_search.search import (
     FULLTEXT_MISSING,
@@ -36,11 +36,9 @@ from realtime.session_search.search import (
 )
 
 __all__ = [
-    "CITATION_TOKENS",
     "FULLTEXT_MISSING",
     "FULLTEXT_ONLY",
     "GAP",
-    "GAP_TOKENS",
     "PREFETCH_SEARCH",
     "RECIPES",
     "SESSION_SEARCH",
@@ -53,10 +51,12 @@ __all__ = [
     "SearchHost",
     "SearchOutcome",
     "candidate_turns",
+    "citation_chars",
     "fetch_candidates",
     "hybrid",
     "mark_missing",
     "passages",
     "rrf",
     "search_sessions",
+    "turn_chars",
 ]

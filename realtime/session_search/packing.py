@@ -14,19 +14,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
-from realtime.hot_context import estimate_tokens
 from realtime.session_search.config import SESSION_SEARCH
 from realtime.session_search.outcome import Fused
-from realtime.tools.results import chunk_result, iso
+from realtime.tools.results import CHARS_PER_TOKEN, chunk_result, iso, reader_chars
 from realtime.turn_ranking import Links, evidence_probability, turn_scores
 
-CITATION_TOKENS = 12  # what the session / time / speakers line of a result costs the reader
 # One result per session: its chosen turns in spoken order, a `…` line where turns are
-# skipped (better recall within a budget than a result, and its citation line, per run).
+# skipped (better recall within a budget than a result, and its citation, per run).
 GAP = "…"
-GAP_TOKENS = 1
+NEWLINE_CHARS = 2  # a line break inside a JSON string is sent as `\n`
+GAP_CHARS = len(GAP) + NEWLINE_CHARS
+ID_SEP_CHARS = 2  # `, ` between two ids or names of a citation's list
+# The widest time a citation's span can show (microseconds and an offset), for its cost.
+WIDEST_TIME = datetime.max.replace(tzinfo=UTC)
+# The probability a result carries: enough to order and trim by, not six digits to read.
+SCORE_DIGITS = 3
 # (rows, origin, links, query) -> each candidate turn's log-odds (`turn_ranking.turn_scores`).
 Scorer = Callable[[Mapping[int, Mapping[str, Any]], Mapping[int, int], Links, str],
                   Mapping[int, float]]
@@ -89,6 +95,48 @@ def packing_order(final: Mapping[int, float], costs: Mapping[int, int],
     return sorted(final, key=lambda i: (-value[i], origin[i], i))
 
 
+def turn_line(row: Mapping[str, Any]) -> str:
+    """A turn as the model reads it: who spoke, then what was said."""
+    return f"{row['speaker_name'] or row['speaker_id']}: {row['text']}"
+
+
+def session_result(text: str, score: float, session_id: str,
+                   spoken: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A session's packed turns as the tool returns them: the text (each line names its
+    speaker), the probability of its best turn, and one citation for all its turns: the
+    session, when its first chosen turn was spoken, the entry ids. Every character is read by
+    the model and paid from the budget, so nothing it does not use rides along (the hot
+    context cites session and time; benches and the DM cite entry ids)."""
+    return {
+        "text": text,
+        "score": round(score, SCORE_DIGITS),
+        "source": {
+            "session_id": session_id,
+            "when": iso(spoken[0]["spoken_at"]) if spoken else None,
+            "entry_ids": [r["id"] for r in spoken],
+        },
+    }
+
+
+def json_chars(text: str) -> int:
+    """Characters of `text` inside a JSON string as sent (escapes counted, quotes not):
+    the encoder `json.dumps` itself uses for strings, without its per-call set-up."""
+    return len(encode_basestring(text)) - 2
+
+
+def turn_chars(line: str, entry_id: int) -> int:
+    """What one more turn adds to its session's result as sent: its escaped line, the line
+    break before it and its entry id in the citation."""
+    return json_chars(line) + NEWLINE_CHARS + len(str(entry_id)) + ID_SEP_CHARS
+
+
+def citation_chars(session_id: str) -> int:
+    """What opening a session's result costs before any turn: its keys, its citation (at
+    the widest time it can show) and the separator from the next result."""
+    widest = {"id": 0, "spoken_at": WIDEST_TIME}
+    return reader_chars(session_result("", 1 / 3, session_id, [widest])) - len("0")
+
+
 def passages(
     hits: list[Fused],
     turns: dict[str, list[dict[str, Any]]],
@@ -101,9 +149,10 @@ def passages(
     """Turn-level packing: every turn of a candidate window is scored on its own
     (`turn_ranking.turn_scores`: its window's rank, its own similarity, its query words, its
     neighbours', who speaks), and the turns are packed one by one, by evidence per token
-    (`packing_order`), until `max_tokens`.
+    (`packing_order`), until the answer as the model reads it (`results.reader_chars`: the
+    JSON, keys and citations included) would pass `max_tokens`.
     The chosen turns of one session become one result, in spoken order, with one citation
-    line (session, time span, speakers, entry ids); runs that are not adjacent are separated by
+    (session, time span, speakers, entry ids); runs that are not adjacent are separated by
     a `…` line. Results come best first (by their most probable turn); at most `limit` of them (the
     tool's `top_k`): a turn that would open a session beyond that is passed over. A window with
     no turns (none fetched) competes whole, as one pseudo-turn and its own result. Turn rows
@@ -111,32 +160,42 @@ def passages(
     embedding). `scorer` is the turn model (benches replay others)."""
     rows, origin, links, whole = candidate_turns(hits, turns)
     final = scorer(rows, origin, links, query)
-
-    def line(r: dict[str, Any]) -> str:
-        return f"{r['speaker_name'] or r['speaker_id']}: {r['text']}"
+    budget = max_tokens * CHARS_PER_TOKEN
 
     def group_of(i: int) -> str | int:
         return i if i in whole else hits[origin[i]][0].chunk.session_id
 
-    costs = {i: estimate_tokens(rows[i]["text"] if i in whole else line(rows[i])) + 1
-             for i in final}
-    order = packing_order(final, costs, origin, cost_exponent)
+    def whole_result(i: int) -> dict[str, Any]:
+        return chunk_result(hits[origin[i]][0], evidence_probability(final[i]),
+                            hits[origin[i]][2])
 
-    # Approximate (per line, rounded up) costs, an upper bound of the exact check below.
+    # Per turn: its escaped line, the newline before it and its entry id in the citation.
+    costs = {i: reader_chars(whole_result(i)) if i in whole
+             else turn_chars(turn_line(rows[i]), i) for i in final}
+    order = packing_order(final, {i: -(-c // CHARS_PER_TOKEN) for i, c in costs.items()},
+                          origin, cost_exponent)
+
+    # Approximate costs (a gap counted wherever a turn joins no chosen neighbour), an upper
+    # bound of the exact check below.
     groups: dict[str | int, list[int]] = {}  # session (or pseudo-turn) -> chosen, best first
+    citations: dict[str | int, int] = {}
     used = 0
     for i in order:
         key = group_of(i)
         if key not in groups and limit is not None and len(groups) >= limit:
             continue
         cost = costs[i]
-        if key not in groups:
-            cost += CITATION_TOKENS
-        elif not any(n in groups[key] for n in links[i] if n is not None):
-            cost += GAP_TOKENS
-        if used + cost <= max_tokens:
+        if i not in whole:
+            if key not in groups:
+                if key not in citations:  # tried by many turns of a session not yet opened
+                    citations[key] = citation_chars(str(key))
+                cost += citations[key]
+            elif not any(n in groups[key] for n in links[i] if n is not None):
+                cost += GAP_CHARS
+        if used + cost <= budget:
             used += cost
             groups.setdefault(key, []).append(i)
+
     def rank(i: int) -> tuple[float, int, int]:
         return (-final[i], origin[i], i)
 
@@ -146,34 +205,19 @@ def passages(
     # answer, whatever the per-token order picked first.
     for key, chosen in sorted(groups.items(), key=lambda kv: min(rank(i) for i in kv[1])):
         best = min(chosen, key=rank)
-        hit, _fused, methods = hits[origin[best]]
         if best in whole:
-            result = chunk_result(hit, evidence_probability(final[best]), methods)
-            cost = estimate_tokens(result["text"]) + CITATION_TOKENS
+            result = whole_result(best)
         else:
             spoken = sorted(chosen, key=lambda j: (rows[j]["spoken_at"], j))
             lines: list[str] = []
             for k, j in enumerate(spoken):
                 if k and links[spoken[k - 1]][1] != j:
                     lines.append(GAP)
-                lines.append(line(rows[j]))
-            text = "\n".join(lines)
-            cost = estimate_tokens(text) + CITATION_TOKENS
-            result = {
-                "text": text,
-                "score": round(evidence_probability(final[best]), 6),
-                "methods": methods,
-                "chunk_id": hit.chunk.id,
-                "source": {
-                    "session_id": key,
-                    "when": iso(rows[spoken[0]]["spoken_at"]),
-                    "until": iso(rows[spoken[-1]]["spoken_at"]),
-                    "speakers": list(dict.fromkeys(rows[j]["speaker_name"] for j in spoken)),
-                    "entry_ids": spoken,
-                },
-                "token_estimate": cost,
-            }
-        if used + cost > max_tokens:  # never, while the estimate above stays an upper bound
+                lines.append(turn_line(rows[j]))
+            result = session_result("\n".join(lines), evidence_probability(final[best]),
+                                    str(key), [rows[j] for j in spoken])
+        cost = reader_chars(result)
+        if used + cost > budget:  # never, while the estimate above stays an upper bound
             continue
         used += cost
         out.append(result)

@@ -6,6 +6,8 @@ the DM's review queue.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -13,9 +15,27 @@ from glyphoxa_pipelines.memory import Entity
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime.errors import DEGRADED
 
+# What one result costs its reader is counted in characters of the answer as sent, ~4 to a
+# token (`hot_context.estimate_tokens`): the voice loop and MCP hand the model `json.dumps` of
+# the tool's answer, so its keys, ids, quotes and escaped newlines are read too.
+CHARS_PER_TOKEN = 4
+# The `, ` that separates one result from the next in the answer's list.
+RESULT_SEPARATOR_CHARS = 2
+
 
 def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
+
+
+def reader_chars(result: Mapping[str, Any]) -> int:
+    """Characters a result adds to the answer the model reads: its JSON as sent (non-ASCII
+    kept, as the voice loop's `json.dumps` keeps it) and the separator before the next."""
+    return len(json.dumps(result, ensure_ascii=False, default=str)) + RESULT_SEPARATOR_CHARS
+
+
+def reader_tokens(result: Mapping[str, Any]) -> int:
+    """`reader_chars` in tokens, rounded up."""
+    return -(-reader_chars(result) // CHARS_PER_TOKEN)
 
 
 def entity_result(entity: Entity, facts: list[Any]) -> dict[str, Any]:

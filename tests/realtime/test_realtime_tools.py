@@ -55,7 +55,7 @@ async def test_search_sessions(rt_client: httpx.AsyncClient, rt_seed) -> None:  
     top = out["results"][0]
     assert "tunnel map" in top["text"]
     assert top["source"]["session_id"] == rt_seed.past_sessions[1]
-    assert top["source"]["when"] and top["source"]["speakers"]
+    assert top["source"]["when"] and top["source"]["entry_ids"]
     # filters: only session 1
     r = await rt_client.post("/v1/tools/memory.search_sessions", json={
         **_call(rt_seed), "arguments": {"query": "tunnel map", "session_id":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 from glyphoxa_pipelines.memory.models import Chunk, ChunkHit
 from realtime import session_search as ss
 from realtime.hot_context import estimate_tokens
 from realtime.session_search.packing import Scorer, packing_order
+from realtime.tools.results import reader_tokens
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -38,13 +40,28 @@ def test_answer_next_to_the_matching_turn_is_packed_with_it_as_one_passage() -> 
               _turn(4, "Under the third floorboard of the mill."),
               _filler(5), _filler(6)]
     hits = [(_hit("s1#0", 0), 0.05, ["vector"])]
-    budget = 12 + estimate_tokens("\n".join(f"{t['speaker_name']}: {t['text']}"
-                                            for t in window[:2])) + 6
+    budget = ss.citation_chars("s1") // 4 + estimate_tokens(
+        "\n".join(f"{t['speaker_name']}: {t['text']}" for t in window[:2])) + 10
     out = ss.passages(hits, {"s1#0": window}, "where is the silver key", budget)
     assert out[0]["source"]["entry_ids"] == [3, 4]  # the answer rides along, one citation
-    assert out[0]["source"]["speakers"] == ["Bo", "Mira"]
+    assert out[0]["text"].startswith("Bo: Where did you hide")  # each line names its speaker
     assert out[0]["source"]["session_id"] == "s1"
-    assert sum(r["token_estimate"] for r in out) <= budget
+    assert sum(reader_tokens(r) for r in out) <= budget
+
+
+def test_the_budget_counts_the_answer_as_the_model_reads_it() -> None:
+    # Quotes and line breaks are escaped in the JSON the model reads, and every key, id and
+    # time is read too: all of it is paid from the budget, not the text alone.
+    window = [_turn(i, f'"The dragon {i}," she said, "sleeps under the ash."') for i in range(40)]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"])]
+    for budget in (60, 150, 400):
+        out = ss.passages(hits, {"s1#0": window}, "dragon ash", budget)
+        sent = json.dumps(out, ensure_ascii=False, default=str)
+        assert out and estimate_tokens(sent) <= budget
+        text_only = sum(estimate_tokens(r["text"]) for r in out)
+        assert estimate_tokens(sent) > text_only * 1.1  # the overhead is real, and counted
+    assert set(out[0]) == {"text", "score", "source"}
+    assert set(out[0]["source"]) == {"session_id", "when", "entry_ids"}
 
 
 def test_packing_respects_the_budget_and_shows_each_turn_once() -> None:
@@ -54,7 +71,7 @@ def test_packing_respects_the_budget_and_shows_each_turn_once() -> None:
     out = ss.passages(hits, {"s1#0": w1, "s1#1": w2}, "dragon mountain", 150)
     shown = [i for r in out for i in r["source"]["entry_ids"]]
     assert len(shown) == len(set(shown)) and shown
-    assert sum(estimate_tokens(r["text"]) + ss.CITATION_TOKENS for r in out) <= 150
+    assert sum(reader_tokens(r) for r in out) <= 150
     for r in out:  # spoken order; a gap line wherever turns were skipped
         ids = r["source"]["entry_ids"]
         assert ids == sorted(ids)
@@ -70,14 +87,16 @@ def test_one_result_per_session_with_skipped_turns_marked() -> None:
     hits = [(_hit("s1#0", 0), 0.05, ["vector"]), (_hit("s1#5", 5), 0.04, ["vector"]),
             (_hit("s2#0", 0, session="s2"), 0.03, ["fulltext"])]
     turns = {"s1#0": early, "s1#5": late, "s2#0": other}
-    out = ss.passages(hits, turns, "silver key", 60 + 2 * ss.CITATION_TOKENS)
+    out = ss.passages(hits, turns, "silver key",
+                      60 + (ss.citation_chars("s1") + ss.citation_chars("s2")) // 4)
     by_session = {r["source"]["session_id"]: r for r in out}
     assert set(by_session) == {"s1", "s2"} and len(out) == 2
     s1 = by_session["s1"]
     assert 2 in s1["source"]["entry_ids"] and 21 in s1["source"]["entry_ids"]
     assert s1["source"]["entry_ids"] == sorted(s1["source"]["entry_ids"])
     assert ss.GAP in s1["text"].split("\n")  # 2 and 21 are not neighbours
-    assert s1["source"]["when"] < s1["source"]["until"]
+    assert s1["source"]["when"] == T0.replace(second=10 * s1["source"]["entry_ids"][0]
+                                              ).isoformat()  # its first turn's time
 
 
 def test_consecutive_windows_join_across_their_edge() -> None:
@@ -170,13 +189,13 @@ def test_the_budget_goes_to_evidence_per_token_not_to_one_long_turn() -> None:
     turns = {"s1#0": [long_turn, *short]}
     # The long turn is a little more likely; the three short ones cost a fraction of it.
     scorer = _fixed({1: 0.0, 10: -0.2, 20: -0.2, 30: -0.2})
-    budget = estimate_tokens(f"Mira: {long_turn['text']}") + 1 + ss.CITATION_TOKENS + 5
+    budget = (ss.turn_chars(f"Mira: {long_turn['text']}", 1) + ss.citation_chars("s1")) // 4 + 5
     by_probability = ss.passages(hits, turns, "silver key", budget, scorer=scorer,
                                  cost_exponent=0.0)
     assert by_probability[0]["source"]["entry_ids"] == [1]  # the budget spent on one turn
     per_token = ss.passages(hits, turns, "silver key", budget, scorer=scorer)
     assert per_token[0]["source"]["entry_ids"] == [10, 20, 30]
-    assert sum(r["token_estimate"] for r in per_token) <= budget
+    assert sum(reader_tokens(r) for r in per_token) <= budget
 
 
 def test_results_come_in_order_of_their_most_probable_turn() -> None:
