@@ -365,11 +365,15 @@ async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str]
     wv, wt = config.fusion_weights
     stages: dict[str, list[float]] = {k: [] for k in (
         "embed", "vector_leg", "fulltext_leg", "turns", "packing")}
+    # Code from before the campaign's own model (`--code` of an older checkout) takes the
+    # bare vector and looks the model up under the service's.
+    embed_query = getattr(legs, "embed_query", None)
     for i in range(-10, n):
         query = queries[i % len(queries)] + " stage"
         svc.embedder._cache.clear()
         marks = [time.perf_counter()]
-        vec = await svc.embedder.embed(query)
+        vec = (await embed_query(host, campaign_id, query) if embed_query
+               else await svc.embedder.embed(query))
         marks.append(time.perf_counter())
         vhits = await vector_leg(host, campaign_id, vec, n_leg, filters, config)
         marks.append(time.perf_counter())
