@@ -228,7 +228,10 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
 
     svc = MemoryService(url, settings=settings, spool_dir=settings.home / "spool-bench")
     await svc.open(warm_embedder=False)
-    await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
+    # As the service warms up at start (`MemoryService.warm_up`; older checkouts: the model
+    # alone), after the bench's own set-up is built.
+    warm_up = getattr(svc, "warm_up", None)
+    await (warm_up() if warm_up else asyncio.to_thread(svc.embedder.embed_sync, "warm up"))
     cid = ds.campaign_id
     names = [f"Name{i:05d}" for i in range(min(300, len(ds.entity_ids)))]
     rng = np.random.default_rng(11)

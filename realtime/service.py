@@ -39,6 +39,7 @@ from glyphoxa_pipelines.memory.presence import (
     edit_presence_op,
     presence_op,
 )
+from realtime import heap
 from realtime.background import Background
 from realtime.campaign_models import CampaignModels
 from realtime.dm_edits import DmEdits
@@ -160,10 +161,16 @@ class MemoryService:
             listen(self.url, handlers, self._listener_state)
         ))
         if warm_embedder:
-            self.background.spawn(asyncio.to_thread(self.embedder.embed_sync, "warm up"))
+            self.background.spawn(self.warm_up())
         if self.shared_prefetch is not None and not self.degraded:
             self.background.spawn(self.shared_prefetch.sweep())
         return self
+
+    async def warm_up(self) -> None:
+        """Load the query model, then set the start-up heap aside from the collector
+        (`heap.settle`): the first search pays neither."""
+        await asyncio.to_thread(self.embedder.embed_sync, "warm up")
+        heap.settle()
 
     async def close(self) -> None:
         for task in self._loops:
