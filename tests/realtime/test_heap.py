@@ -21,7 +21,7 @@ def test_settle_collects_the_dead_and_freezes_the_living() -> None:
     try:
         frozen = heap.settle()
         assert gone() is None  # collected before the freeze, not kept forever
-        assert frozen == gc.get_freeze_count() > 0
+        assert frozen > 0 and gc.get_freeze_count() > 0  # (frozen objects may still die)
         # a collection now walks only what was allocated since
         assert not any(o is alive for o in gc.get_objects())
     finally:
