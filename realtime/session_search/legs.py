@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from realtime.session_search.fulltext import fulltext_op
 from realtime.session_search.outcome import Fused
 from realtime.session_search.scene import scene_turns_op, widen
 
+if TYPE_CHECKING:
+    from realtime.campaign_models import CampaignModels
+
 
 class SearchHost(Protocol):
     """What search needs of its caller: the semantic index, each campaign's query embedder
@@ -31,7 +34,7 @@ class SearchHost(Protocol):
     guarded way to run store operations."""
 
     index: SemanticIndex
-    campaign_models: Any  # realtime.campaign_models.CampaignModels
+    campaign_models: CampaignModels
 
     async def run(self, op: Op, *, transaction: bool = True) -> Any: ...
 
