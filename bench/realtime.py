@@ -228,7 +228,10 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
 
     svc = MemoryService(url, settings=settings, spool_dir=settings.home / "spool-bench")
     await svc.open(warm_embedder=False)
-    await asyncio.to_thread(svc.embedder.embed_sync, "warm up")
+    # As the service warms up at start (`MemoryService.warm_up`; older checkouts: the model
+    # alone), after the bench's own set-up is built.
+    warm_up = getattr(svc, "warm_up", None)
+    await (warm_up() if warm_up else asyncio.to_thread(svc.embedder.embed_sync, "warm up"))
     cid = ds.campaign_id
     names = [f"Name{i:05d}" for i in range(min(300, len(ds.entity_ids)))]
     rng = np.random.default_rng(11)
@@ -329,6 +332,7 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
         # After every tool's timing, so it cannot touch them.
         if stages:
             out.update(await search_stages(svc, cid, npcs[0], queries, n))
+            out.update(await search_timeline(svc, scope, queries, n))
         embed = []
         for i in range(n if wanted("query_embedding_only") else 0):
             t = time.perf_counter()
@@ -365,11 +369,15 @@ async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str]
     wv, wt = config.fusion_weights
     stages: dict[str, list[float]] = {k: [] for k in (
         "embed", "vector_leg", "fulltext_leg", "turns", "packing")}
+    # Code from before the campaign's own model (`--code` of an older checkout) takes the
+    # bare vector and looks the model up under the service's.
+    embed_query = getattr(legs, "embed_query", None)
     for i in range(-10, n):
         query = queries[i % len(queries)] + " stage"
         svc.embedder._cache.clear()
         marks = [time.perf_counter()]
-        vec = await svc.embedder.embed(query)
+        vec = (await embed_query(host, campaign_id, query) if embed_query
+               else await svc.embedder.embed(query))
         marks.append(time.perf_counter())
         vhits = await vector_leg(host, campaign_id, vec, n_leg, filters, config)
         marks.append(time.perf_counter())
@@ -386,6 +394,58 @@ async def search_stages(svc: Any, campaign_id: str, npc: str, queries: list[str]
             for name, a, b in zip(stages, marks, marks[1:], strict=False):
                 stages[name].append((b - a) * 1000)
     return {f"search_stage_{k}": stats(v) for k, v in stages.items()}
+
+
+async def search_timeline(svc: Any, scope: Any, queries: list[str], n: int
+                          ) -> dict[str, dict]:
+    """Where the tool's own calls spend, as they overlap: for each store operation and the
+    query embedding, when it started after the call began and how long it took, and the
+    time after the last operation ended (fusion, packing, results). The stage breakdown above
+    runs the stages one after another; this one watches the tool itself."""
+    marks: list[tuple[str, float, float]] = []
+    db, embedder = svc.tools.db, svc.embedder
+    run, embed = db.run, embedder.embed
+
+    async def timed_run(op: Any, *, transaction: bool = True) -> Any:
+        code = getattr(op, "gi_code", None)
+        t = time.perf_counter()
+        try:
+            return await run(op, transaction=transaction)
+        finally:
+            name = code.co_name.removesuffix("_op") if code else "op"
+            marks.append((name, t, time.perf_counter()))
+
+    async def timed_embed(text: str) -> Any:
+        t = time.perf_counter()
+        try:
+            return await embed(text)
+        finally:
+            marks.append(("embed", t, time.perf_counter()))
+
+    db.run, embedder.embed = timed_run, timed_embed
+    starts: dict[str, list[float]] = {}
+    spans: dict[str, list[float]] = {}
+    tails: list[float] = []
+    try:
+        for i in range(-10, n):
+            embedder._cache.clear()
+            marks.clear()
+            t = time.perf_counter()
+            await svc.call_tool("memory.search_sessions", {"query": queries[i] + " trace"},
+                                scope)
+            end = time.perf_counter()
+            if i < 0 or not marks:
+                continue
+            for name, a, b in marks:
+                starts.setdefault(name, []).append((a - t) * 1000)
+                spans.setdefault(name, []).append((b - a) * 1000)
+            tails.append((end - max(b for _, _, b in marks)) * 1000)
+    finally:
+        del db.run, embedder.embed  # the instance attributes: the classes' methods again
+    out = {f"in_tool_{k}_start": stats(v) for k, v in starts.items()}
+    out |= {f"in_tool_{k}": stats(v) for k, v in spans.items()}
+    out["in_tool_after_last_op"] = stats(tails)
+    return out
 
 
 def main() -> None:

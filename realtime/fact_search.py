@@ -243,6 +243,9 @@ def chunk_turns_op(
             WHERE c.id = ANY(%(ids)s)
             ORDER BY c.id, e.spoken_at, e.id""",
         params,
+        # Its plan is the same for any windows (an index probe per chunk and per turn):
+        # planned once per connection instead of per call (figures: DESIGN.md).
+        generic_plan=True,
     )
     out: dict[str, list[dict[str, Any]]] = {}
     for r in rows:

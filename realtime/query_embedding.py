@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID, INT8_MODEL_ID
+
 log = logging.getLogger(__name__)
 
 # Dynamic int8 for the query encoder: through ONNX Runtime (per-channel weights) about half the
@@ -193,3 +195,50 @@ class QueryEmbedder:
             await asyncio.sleep(0)
             return self.embed_sync(text)
         return await asyncio.to_thread(self.embed_sync, text)
+
+
+# Document models whose query encoder this process can build by itself: the bundled model, in
+# float and int8 (`providers.embeddings.get_embedder` knows both by id). Another model's
+# queries need its embedder handed in (the service's configured one), else a campaign whose
+# vectors are under it cannot be searched by meaning (`campaign_models.py` says so).
+LOCAL_QUERY_MODELS = frozenset({DEFAULT_MODEL_ID, INT8_MODEL_ID})
+
+
+def local_embedder(model_id: str) -> Any | None:
+    """The bundled embedder under `model_id`, or None for a model this process cannot make."""
+    if model_id not in LOCAL_QUERY_MODELS:
+        return None
+    from glyphoxa_pipelines.providers.embeddings import get_embedder
+
+    return get_embedder("local", model=model_id)
+
+
+class QueryEmbedders:
+    """One `QueryEmbedder` per document model: a query is compared only with vectors of the
+    model that embedded it. The service's configured embedder answers for its own model;
+    others are built on first use by `make` (None: that model's queries cannot be embedded
+    here), with the same cache size and threads."""
+
+    def __init__(
+        self,
+        default: QueryEmbedder,
+        make: Callable[[str], Any | None] = local_embedder,
+        **options: Any,
+    ) -> None:
+        self.default = default
+        self._make = make
+        self._options = options
+        self._built: dict[str, QueryEmbedder | None] = {}
+
+    def get(self, model_id: str) -> QueryEmbedder | None:
+        """The query embedder whose vectors sit beside `model_id`'s documents, or None."""
+        if model_id == self.default.model_id:
+            return self.default
+        if model_id not in self._built:
+            embedder = self._make(model_id)
+            if embedder is not None and str(embedder.model_id) != model_id:
+                raise ValueError(f"query embedder for {model_id!r} reports "
+                                 f"{embedder.model_id!r}")
+            self._built[model_id] = (QueryEmbedder(embedder, **self._options)
+                                     if embedder is not None else None)
+        return self._built[model_id]

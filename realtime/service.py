@@ -39,7 +39,9 @@ from glyphoxa_pipelines.memory.presence import (
     edit_presence_op,
     presence_op,
 )
+from realtime import heap
 from realtime.background import Background
+from realtime.campaign_models import CampaignModels
 from realtime.dm_edits import DmEdits
 from realtime.graph_cache import CHANNEL as GRAPH_CHANNEL
 from realtime.graph_cache import GraphCache, graph_handler
@@ -52,7 +54,7 @@ from realtime.notifications import listen
 from realtime.prefetch import PrefetchCache
 from realtime.prefetch.prefetcher import Prefetcher
 from realtime.prefetch.shared import SharedPrefetch
-from realtime.query_embedding import QueryEmbedder
+from realtime.query_embedding import QueryEmbedder, QueryEmbedders
 from realtime.read_replica import SESSION_LSN_CHANNEL, ReplicaReads, reading_for
 from realtime.recent_utterances import RecentUtterances
 from realtime.session_campaigns import SessionCampaigns
@@ -114,10 +116,12 @@ class MemoryService:
         self.index = SemanticIndex(self.db)
         self.graph = KnowledgeGraph(self.db)
         self.embedder = QueryEmbedder(embedder)
+        self.campaign_models = CampaignModels(reads, QueryEmbedders(self.embedder))
         self.search_counters = SearchCounters()
         self.tools = ToolContext(reads, self.index, self.graph, GraphRAGQuerier(self.db),
                                  SummaryStore(self.db), self.sessions, self.embedder, search,
-                                 self.search_counters, RecapStore(self.db))
+                                 self.search_counters, RecapStore(self.db),
+                                 self.campaign_models)
         self.latencies = LatencyTracker()
         self.background = Background()
         self.graph_cache = GraphCache()
@@ -147,22 +151,26 @@ class MemoryService:
     async def open(self, *, warm_embedder: bool = True) -> MemoryService:
         await self.guard.open()
         self._loops.append(asyncio.create_task(self.guard.monitor()))
-        handlers = {}
-        if self.graph_cache_enabled or self.replica is not None:
-            handlers[GRAPH_CHANNEL] = graph_handler(self._graph_changed)
+        # Always: the campaigns' active embedding models are announced on it too.
+        handlers = {GRAPH_CHANNEL: graph_handler(self._graph_changed)}
         if self.replica is not None:
             await self.replica.open()
             self._loops.append(asyncio.create_task(self.replica.watch()))
             handlers[SESSION_LSN_CHANNEL] = self.replica.session_announced
-        if handlers:
-            self._loops.append(asyncio.create_task(
-                listen(self.url, handlers, self._listener_state)
-            ))
+        self._loops.append(asyncio.create_task(
+            listen(self.url, handlers, self._listener_state)
+        ))
         if warm_embedder:
-            self.background.spawn(asyncio.to_thread(self.embedder.embed_sync, "warm up"))
+            self.background.spawn(self.warm_up())
         if self.shared_prefetch is not None and not self.degraded:
             self.background.spawn(self.shared_prefetch.sweep())
         return self
+
+    async def warm_up(self) -> None:
+        """Load the query model, then set the start-up heap aside from the collector
+        (`heap.settle`): the first search pays neither."""
+        await asyncio.to_thread(self.embedder.embed_sync, "warm up")
+        heap.settle()
 
     async def close(self) -> None:
         for task in self._loops:
@@ -177,7 +185,11 @@ class MemoryService:
 
     def _graph_changed(self, table: str, campaign_id: str) -> None:
         """A committed change to a campaign's graph (any process): drop its cached identities;
-        an entity change also rebuilds the name index in the background."""
+        an entity change also rebuilds the name index in the background; a campaign's (its
+        active embedding model) drops the model it is searched under."""
+        if table == "campaigns":
+            self.campaign_models.invalidate(campaign_id)
+            return
         self.graph_cache.invalidate(campaign_id)
         if self.replica is not None:
             self.replica.barrier()
@@ -186,6 +198,7 @@ class MemoryService:
 
     def _listener_state(self, connected: bool) -> None:
         self.graph_cache.reset(enabled=connected and self.graph_cache_enabled)
+        self.campaign_models.reset(enabled=connected)
         if self.replica is not None:
             self.replica.listener_state(connected)
 

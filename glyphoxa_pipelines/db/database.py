@@ -33,10 +33,23 @@ log = logging.getLogger(__name__)
 # custom plans always: store queries carry optional filters (`%s IS NULL OR col = %s`) whose
 # generic plan (chosen by PostgreSQL after five executions of a prepared statement) scans
 # where the custom plan uses an index — k-NN went from ~5 ms to ~50 ms that way.
+_CUSTOM_PLANS = "SET plan_cache_mode = force_custom_plan"
 _SESSION_SETUP = (
     "SET hnsw.ef_search = 200; SET hnsw.iterative_scan = strict_order; "
-    "SET plan_cache_mode = force_custom_plan; SET jit = off"
+    f"{_CUSTOM_PLANS}; SET jit = off"
 )
+# A `Statement.generic_plan` runs prepared between these two, pipelined: one round trip. If it
+# fails, the three are one implicit transaction and its rollback undoes the first SET too, so
+# the connection goes back to the pool planning per call either way.
+_GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
+
+
+def _planned_once(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any],
+                  st: Statement) -> bool:
+    """Whether `st` runs with its cached generic plan: asked for, one statement, and outside
+    an explicit transaction (where the SET would outlive the statement)."""
+    return (st.generic_plan and st.mode != "many"
+            and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE)
 
 
 def resolve_url(settings: Settings | None = None, *, migrate_schema: bool = True) -> str:
@@ -58,7 +71,13 @@ def _execute_sync(cur: psycopg.Cursor[Any], st: Statement) -> Any:
     if st.mode == "many":
         cur.executemany(st.query, st.params)
         return cur.rowcount
-    cur.execute(st.query, st.params)
+    if _planned_once(cur.connection, st):
+        with cur.connection.pipeline():
+            cur.connection.execute(_GENERIC_PLANS)
+            cur.execute(st.query, st.params, prepare=True)
+            cur.connection.execute(_CUSTOM_PLANS)
+    else:
+        cur.execute(st.query, st.params)
     if st.mode == "all":
         return cur.fetchall()
     if st.mode == "one":
@@ -70,7 +89,13 @@ async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement) -> Any:
     if st.mode == "many":
         await cur.executemany(st.query, st.params)
         return cur.rowcount
-    await cur.execute(st.query, st.params)
+    if _planned_once(cur.connection, st):
+        async with cur.connection.pipeline():
+            await cur.connection.execute(_GENERIC_PLANS)
+            await cur.execute(st.query, st.params, prepare=True)
+            await cur.connection.execute(_CUSTOM_PLANS)
+    else:
+        await cur.execute(st.query, st.params)
     if st.mode == "all":
         return await cur.fetchall()
     if st.mode == "one":

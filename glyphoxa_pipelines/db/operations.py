@@ -35,6 +35,11 @@ class Statement:
     query: Query
     params: Any = None
     mode: Mode = "all"
+    # True: planned once per connection and the plan reused (a prepared statement under
+    # `plan_cache_mode = force_generic_plan`, for this statement only; the runners). For
+    # statements whose best plan does not depend on their parameters' values: the pool plans
+    # every other statement per call (`database._SESSION_SETUP`).
+    generic_plan: bool = False
 
 
 T = TypeVar("T")
@@ -45,8 +50,8 @@ P = ParamSpec("P")
 Op = Generator[Statement, Any, T]
 
 
-def fetch_all(query: Query, params: Params = None) -> Statement:
-    return Statement(query, params, "all")
+def fetch_all(query: Query, params: Params = None, *, generic_plan: bool = False) -> Statement:
+    return Statement(query, params, "all", generic_plan)
 
 
 def fetch_one(query: Query, params: Params = None) -> Statement:

@@ -7,8 +7,9 @@ turn fetch (every turn of the chosen windows, with its cosine to the query). Fus
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -23,15 +24,37 @@ from realtime.session_search.fulltext import fulltext_op
 from realtime.session_search.outcome import Fused
 from realtime.session_search.scene import scene_turns_op, widen
 
+if TYPE_CHECKING:
+    from realtime.campaign_models import CampaignModels
+
 
 class SearchHost(Protocol):
-    """What search needs of its caller: the semantic index, the query embedder (its
-    `model_id`), and a guarded way to run store operations."""
+    """What search needs of its caller: the semantic index, each campaign's query embedder
+    (`campaign_models.CampaignModels`: the campaign's active model, not the service's), and a
+    guarded way to run store operations."""
 
     index: SemanticIndex
-    embedder: Any  # realtime.query_embedding.QueryEmbedder
+    campaign_models: CampaignModels
 
     async def run(self, op: Op, *, transaction: bool = True) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QueryVector:
+    """A query's embedding and the model that made it: every vector the search compares it
+    with (chunks, turns, scene turns) is read under this one model."""
+
+    vector: np.ndarray
+    model: str
+
+
+async def embed_query(host: SearchHost, campaign_id: str, query: str) -> QueryVector | None:
+    """The query embedded by the campaign's active model's encoder; None when the campaign has
+    no vectors to search (`CampaignModels.query_embedder`)."""
+    embedder = await host.campaign_models.query_embedder(campaign_id)
+    if embedder is None:
+        return None
+    return QueryVector(await embedder.embed(query), embedder.model_id)
 
 
 class Filters(TypedDict):
@@ -45,12 +68,13 @@ class Filters(TypedDict):
 
 
 async def vector_leg(
-    host: SearchHost, campaign_id: str, vector: np.ndarray, n: int, filters: Filters,
+    host: SearchHost, campaign_id: str, query: QueryVector, n: int, filters: Filters,
     config: SearchConfig,
 ) -> list[ChunkHit]:
-    """The `n` nearest chunks; HNSW's candidate list set for this one statement."""
+    """The `n` nearest chunks under the query's model; HNSW's candidate list set for this one
+    statement."""
     return await host.run(SemanticIndex.search.op(
-        host.index, campaign_id, vector, n, model=host.embedder.model_id,
+        host.index, campaign_id, query.vector, n, model=query.model,
         ef_search=max(config.hnsw_ef_search, 2 * n), **filters), transaction=False)
 
 
@@ -79,30 +103,33 @@ async def fulltext_leg(
 
 
 async def fetch_turns(
-    host: SearchHost, hits: list[Fused], vector: np.ndarray | None
+    host: SearchHost, hits: list[Fused], query: QueryVector | None
 ) -> dict[str, list[dict[str, Any]]]:
-    """The turns of each fused window, by chunk id, each with its cosine to `vector`."""
+    """The turns of each fused window, by chunk id, each with its cosine to the query (None
+    without one)."""
     return await host.run(
-        fs.chunk_turns_op([h.chunk.id for h, _, _ in hits], query_vector=vector,
-                          model=host.embedder.model_id if vector is not None else None),
+        fs.chunk_turns_op([h.chunk.id for h, _, _ in hits],
+                          query_vector=query.vector if query else None,
+                          model=query.model if query else None),
         transaction=False,
     )
 
 
 async def fetch_scene_turns(
-    host: SearchHost, hits: list[Fused], vector: np.ndarray | None, listener: str | None,
+    host: SearchHost, hits: list[Fused], query: QueryVector | None, listener: str | None,
     config: SearchConfig,
 ) -> dict[str, list[dict[str, Any]]]:
     """The turns of each fused window (`fetch_turns`), the best `config.scene_windows`
     widened by up to `config.scene_tokens` of their scene on either side (`scene.py`), both
-    statements at once."""
-    plain = fetch_turns(host, hits, vector)
+    statements at once (as one statement they cost more: their server time adds up instead
+    of overlapping; DESIGN.md)."""
+    plain = fetch_turns(host, hits, query)
     if config.scene_windows <= 0 or config.scene_tokens <= 0:
         return await plain
-    model = host.embedder.model_id if vector is not None else None
     best = [h.chunk.id for h, _, _ in hits[: config.scene_windows]]
     turns, around = await asyncio.gather(plain, host.run(
-        scene_turns_op(best, config.scene_tokens, listener=listener, query_vector=vector,
-                       model=model),
+        scene_turns_op(best, config.scene_tokens, listener=listener,
+                       query_vector=query.vector if query else None,
+                       model=query.model if query else None),
         transaction=False))
     return widen(turns, around, config.scene_tokens)

@@ -85,7 +85,8 @@ def scene_turns_op(
            CROSS JOIN LATERAL ({before} UNION ALL {after}) t
            WHERE c.id = ANY(%(ids)s)""").format(before=before, after=after)
     rows = yield fetch_all(query, {"ids": list(chunk_ids), "most": most, "tokens": tokens,
-                                   "listener": listener, **extra})
+                                   "listener": listener, **extra},
+                           generic_plan=True)  # index probes whatever the windows: DESIGN.md
     out: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
         cid: ([], []) for cid in chunk_ids}
     for r in rows:

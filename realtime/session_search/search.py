@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import numpy as np
-
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime.session_search.config import SESSION_SEARCH, SearchConfig
 from realtime.session_search.fusion import rrf
 from realtime.session_search.legs import (
     Filters,
+    QueryVector,
     SearchHost,
+    embed_query,
     fetch_scene_turns,
     fulltext_leg,
     vector_leg,
@@ -44,10 +44,10 @@ async def hybrid(
     top_k: int,
     filters: Filters,
     config: SearchConfig = SESSION_SEARCH,
-) -> tuple[list[Fused], np.ndarray | None, TextLeg]:
+) -> tuple[list[Fused], QueryVector | None, TextLeg]:
     """Vector and full-text candidates fetched concurrently, fused by reciprocal rank; with
-    the query's embedding (None when the vector leg is off), which ranks the turns next, and
-    how the full-text leg ended."""
+    the query's embedding and its model (None when the vector leg is off or the campaign has
+    no vectors), which ranks the turns next, and how the full-text leg ended."""
     n = config.leg_size(top_k)
     wv, wt = config.fusion_weights
     text_leg = asyncio.ensure_future(
@@ -57,8 +57,9 @@ async def hybrid(
         vector_hits: list[ChunkHit] = []
         vec = None
         if wv:
-            vec = await host.embedder.embed(query)
-            vector_hits = await vector_leg(host, campaign_id, vec, n, filters, config)
+            vec = await embed_query(host, campaign_id, query)
+            if vec is not None:
+                vector_hits = await vector_leg(host, campaign_id, vec, n, filters, config)
         text_hits = await text_leg
     finally:
         if not text_leg.done():  # the vector leg failed: do not leave the other running

@@ -16,6 +16,7 @@ from glyphoxa_pipelines.memory import (
     SessionStore,
     SummaryStore,
 )
+from realtime.campaign_models import CampaignModels
 from realtime.guarded_db import GuardedDatabase
 from realtime.query_embedding import QueryEmbedder
 from realtime.session_search import SearchConfig, SearchCounters
@@ -33,6 +34,8 @@ class ToolContext:
     search: SearchConfig
     search_counters: SearchCounters
     recaps: RecapStore
+    # Each campaign's query embedder, by its active model (session search's vector leg).
+    campaign_models: CampaignModels
 
     async def run(self, op: Op, *, transaction: bool = True) -> Any:
         return await self.db.run(op, transaction=transaction)

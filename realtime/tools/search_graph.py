@@ -29,7 +29,11 @@ async def run(ctx: ToolContext, args: SearchGraphArgs, scope: ToolScope) -> list
     if args.depth == 0:
         graph_scope = GraphScope(campaign, entity_ids=(ent.id,), listener=scope.npc_id)
     if args.mode == "semantic":
-        vec = await ctx.embedder.embed(args.query)
+        # The campaign's active model embeds the query: the passages are read under it.
+        embedder = await ctx.campaign_models.query_embedder(campaign)
+        if embedder is None:
+            return []
+        vec = await embedder.embed(args.query)
         hits = await ctx.run(
             GraphRAGQuerier.query_with_embedding.op(ctx.graph_rag, vec, args.top_k, graph_scope)
         )
