@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v5"  # v5: kin and standing said with a noun (`roles`), borrowed
+EXTRACTOR_VERSION = "spacy-v6"  # v6: a second verb in its own voice, "born to" a people,
+# names the story cues past the tagger's date label
+# v5: kin and standing said with a noun (`roles`), borrowed
 # subjects (`implied_subject`), an NPC's "I" in a quote (`quote_speaker`), prepositional idioms
 # v4: the party's deeds: "make your way to X", a named thing
 # handed to "you" is owned, "X joins you all" is an ally

@@ -74,7 +74,8 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     ("devote", "to"): ("worships", False),
     **{("grow", p): ("grew_up_in", False) for p in ("in", "near")},
     ("raise", "in"): ("grew_up_in", False),
-    **{("bear", p): ("comes_from", False) for p in ("in", "into")},  # "was born in X"
+    # "was born in X", "born to the Air Tribe" (a people; "born to a noble family" names none)
+    **{("bear", p): ("comes_from", False) for p in ("in", "into", "to")},
     ("join", ""): ("member_of", False),
     ("leave", ""): ("left", False),
     **{(v, ""): ("banished", False) for v in words("banish exile")},
@@ -139,7 +140,7 @@ _NOT_FACTS = frozenset(words(
 ))
 # passives that tell the subject's own story, not a deed done to it by someone unnamed: "was
 # born in Whitestone", "was raised in Syngorn"
-_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("raise", "in")})
+_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("bear", "to"), ("raise", "in")})
 _MODALS = frozenset(words("can could would should might may must will 'll wo shall ca"))
 PERSON_PRONOUNS = frozenset(words("i you"))
 THIRD_PERSON = frozenset(words("he him she her"))
