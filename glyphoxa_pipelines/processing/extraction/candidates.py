@@ -254,6 +254,8 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
         c.type_votes["location"] += 1.5
     elif m := _OF_BEFORE.search(before):
         noun = m.group("noun").lower()
+        if noun.endswith("s") and noun not in _INSIDE_OF and noun[:-1] in LOCATION_NOUNS:
+            noun = noun[:-1]  # "the dungeons of Emberhold", "the streets of Emon": a place
         if noun in LOCATION_NOUNS or noun in _INSIDE_OF:
             c.type_votes["location"] += 2
             if noun in LOCATION_NOUNS:  # "the city of X"; not "the heart of X"

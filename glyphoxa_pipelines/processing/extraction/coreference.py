@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from glyphoxa_pipelines.memory.models import Entity
 from glyphoxa_pipelines.processing.extraction.candidates import narrated
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
+from glyphoxa_pipelines.processing.extraction.story import recap_turn
 
 PERSON_TYPES = frozenset({"npc", "player"})
 
@@ -55,6 +56,7 @@ def third_person_antecedents(
 THEY_SENTENCES = 3  # sentences after "the party" its "they" may reach
 _THE_PARTY = re.compile(r"\bthe\s+party\b(?!['’]s)", re.I)
 _THEY = re.compile(r"\b(?:they|them)\b", re.I)
+_THEY_SUBJECT = re.compile(r"\bthey\b", re.I)
 
 
 def party_they(
@@ -68,19 +70,28 @@ def party_they(
 
     The DM's recap at a session's start tells the party's story this way. The reach is short
     (`THEY_SENTENCES`) and ends at a sentence naming two people, where "they" may be those
-    two; a turn starts with none. Facts read through it pay the party's penalty (review)."""
+    two; a turn starts with none. In a recap turn (`story.recap_turn`) the whole turn is the
+    party's story, before its "the party" too ("So they went seeking her ... The party then
+    had to make a heated escape"): there "they" (not "them", which is more often the last
+    people carried or fought) is the party wherever neither its sentence nor the one before
+    names two people. Facts read through it pay the party's penalty (review)."""
     out: list[str | None] = []
     entry = None
     left = 0  # sentences "they" may still reach
+    recap = False
+    crowded = False  # the sentence before named two people or more
     for s, mentions in zip(sentences, spans, strict=True):
         if s.entry is not entry:
-            entry, left = s.entry, 0
+            entry, left, crowded = s.entry, 0, False
+            recap = recap_turn(s.entry)
         if s.quoted or s.entry.speaker_role != "dm" or party is None:
             out.append(None)
             continue
         people = {eid for _, _, eid in mentions if entities[eid].type in PERSON_TYPES}
         if len(people) > 1:
             left = 0
-        out.append(party if left > 0 and _THEY.search(s.text) else None)
+        whole_turn = recap and not crowded and len(people) <= 1 and _THEY_SUBJECT.search(s.text)
+        out.append(party if (left > 0 and _THEY.search(s.text)) or whole_turn else None)
         left = THEY_SENTENCES if _THE_PARTY.search(s.text) else max(0, left - 1)
+        crowded = len(people) > 1
     return out

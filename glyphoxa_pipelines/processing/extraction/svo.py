@@ -346,12 +346,12 @@ _PERSONS = frozenset({"npc", "player", "faction"})
 
 
 def _motion(verb: Token) -> str:
-    """The verb a sentence moves by: "you make your way to X" and "you make it into X" are
-    travel; "make a deal with X" is not (its object is neither "way" nor "it")."""
+    """The verb a sentence moves by: "you make your way to X", "you make it into X" and
+    "they find their way to X" are travel; "make a deal with X" is not (its object is
+    neither "way" nor "it"), and "find it in X" is a find."""
     lemma = verb.lemma_.lower()
-    if lemma == "make" and any(
-        c.dep_ == "dobj" and c.lower_ in ("way", "it") for c in verb.children
-    ):
+    ways = {"make": ("way", "it"), "find": ("way",)}.get(lemma, ())
+    if any(c.dep_ == "dobj" and c.lower_ in ways for c in verb.children):
         return "travel"
     return lemma
 
