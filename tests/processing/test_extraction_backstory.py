@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from glyphoxa_pipelines.memory.models import Entity
 from glyphoxa_pipelines.processing.extraction import extract_knowledge
+from glyphoxa_pipelines.processing.extraction.nlp import blank_asides
 from tests.processing.test_extraction_nlp import entries
 from tests.processing.test_extraction_roles import WORLD, read, stated
 
@@ -60,3 +61,14 @@ def test_a_date_without_cues_stays_out() -> None:
              "By Tuesday, Grog is hungry."]
     result = extract_knowledge(entries([("MATT", t) for t in lines]), WORLD)
     assert "Tuesday" not in {e.name for e in result.entities}
+
+
+def test_a_stage_direction_is_blanked_for_the_parser() -> None:
+    text = "(soft chuckle) Born to the Air Tribe, Keyleth was raised with a love of nature."
+    assert blank_asides(text) == " " * 14 + text[14:]  # offsets kept
+    assert ("keyleth", "comes_from", "airtribe") in facts_of(text)
+
+
+def test_an_aside_that_names_someone_is_kept() -> None:
+    for text in ("(as Tiberius) I've been practicing.", "(SFX) Grog swings."):
+        assert blank_asides(text) == text
