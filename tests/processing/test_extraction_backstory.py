@@ -72,3 +72,20 @@ def test_a_stage_direction_is_blanked_for_the_parser() -> None:
 def test_an_aside_that_names_someone_is_kept() -> None:
     for text in ("(as Tiberius) I've been practicing.", "(SFX) Grog swings."):
         assert blank_asides(text) == text
+
+
+PEOPLES = [*TRIBE, Entity("c1", "ashari", "faction", "Ashari")]
+
+
+def test_a_peoples_branch_of_its_people_is_part_of_it() -> None:
+    result = extract_knowledge(
+        entries([("MATT", "Keyleth grew up with the Air Tribe of the Ashari people.")]), PEOPLES)
+    found = {(r.source_id, r.rel_type, r.target_id): r for r in result.relationships}
+    assert found[("airtribe", "member_of", "ashari")].status == "pending"
+
+
+def test_a_place_or_a_person_of_a_people_is_not_a_branch() -> None:
+    result = extract_knowledge(entries([
+        ("MATT", "Kraghammer of the Ashari stands tall. Grog of the Ashari nods.")]), PEOPLES)
+    assert not [r for r in result.relationships
+                if r.rel_type == "member_of" and r.source_id != "grog"]
