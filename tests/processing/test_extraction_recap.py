@@ -50,3 +50,16 @@ def test_a_place_named_through_a_plural_place_noun_is_a_location() -> None:
              "Grog mutters about Belmora."]
     made = extract_knowledge(entries([("MATT", t) for t in lines]), WORLD).entities
     assert all(e.attributes.get("description") != "street" for e in made)
+
+
+def test_the_one_sent_to_a_place_went_there() -> None:
+    found = read("So the party has been sent to the city of Kraghammer by a friend.",
+                 "Grog was sent into Emberhold by Allura.")
+    assert ("vox", "travelled_to", "kraghammer") in found
+    assert ("grog", "travelled_to", "emberhold") in found
+
+
+def test_the_sender_did_not_go() -> None:
+    found = read("Allura sent Grog to Kraghammer.")
+    assert ("allura", "sent", "grog") in found
+    assert not [k for k in found if k[1] == "travelled_to"]

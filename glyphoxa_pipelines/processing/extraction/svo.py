@@ -49,6 +49,9 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("helped", False) for v in words("help aid assist")},
     ("ally", "with"): ("allied_with", False),
     **{(v, ""): ("sent", False) for v in words("send hire summon")},
+    # "the party has been sent to Kraghammer": the one sent went there (`_SENT_TO`: passive
+    # only; in "Allura sent Grog to X" Allura stayed)
+    **{("send", p): ("travelled_to", False) for p in ("to", "into")},
     **{(v, ""): ("protects", False) for v in words("guard protect defend")},
     **{(v, ""): ("seeking", False) for v in words("seek hunt")},
     ("search", "for"): ("seeking", False),
@@ -140,7 +143,9 @@ _NOT_FACTS = frozenset(words(
 ))
 # passives that tell the subject's own story, not a deed done to it by someone unnamed: "was
 # born in Whitestone", "was raised in Syngorn"
-_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("bear", "to"), ("raise", "in")})
+_SENT_TO = frozenset({("send", "to"), ("send", "into")})
+_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("bear", "to"), ("raise", "in")}
+                            | _SENT_TO)
 _MODALS = frozenset(words("can could would should might may must will 'll wo shall ca"))
 PERSON_PRONOUNS = frozenset(words("i you"))
 THIRD_PERSON = frozenset(words("he him she her"))
@@ -454,6 +459,8 @@ def svo_facts(
                     (lemma_prep, (a_tok, b_tok)) = ("", (obj, subj))
                 elif passive and (lemma, prep) not in _PASSIVE_STATES:
                     continue  # "Grog was taken to Kima": who did it is not said
+                elif (lemma, prep) in _SENT_TO and not passive:
+                    continue  # the sender did not go
                 else:
                     (lemma_prep, (a_tok, b_tok)) = (prep, (subj, obj))
                 a, a_coref = _referent(a_tok, spans, speakers)
