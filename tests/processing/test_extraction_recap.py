@@ -63,3 +63,10 @@ def test_the_sender_did_not_go() -> None:
     found = read("Allura sent Grog to Kraghammer.")
     assert ("allura", "sent", "grog") in found
     assert not [k for k in found if k[1] == "travelled_to"]
+
+
+def test_the_party_members_are_not_the_party() -> None:
+    # "some of the party members": a part of the company, and the next "they" may be them
+    found = read("Grog waits. Some of the party members are stone. They found Kima.")
+    assert not [k for k in found if k[1] == "met"]
+    assert ("vox", "met", "kima") in read("Grog waits. The party is tired. They found Kima.")

@@ -54,7 +54,8 @@ def third_person_antecedents(
 
 
 THEY_SENTENCES = 3  # sentences after "the party" its "they" may reach
-_THE_PARTY = re.compile(r"\bthe\s+party\b(?!['’]s)", re.I)
+# the company, not "the party's wagon" nor "the party members" (some of them, another "they")
+THE_PARTY = re.compile(r"\bthe\s+party\b(?!['’]s)(?!\s+members?\b)", re.I)
 _THEY = re.compile(r"\b(?:they|them)\b", re.I)
 _THEY_SUBJECT = re.compile(r"\bthey\b", re.I)
 
@@ -92,6 +93,6 @@ def party_they(
             left = 0
         whole_turn = recap and not crowded and len(people) <= 1 and _THEY_SUBJECT.search(s.text)
         out.append(party if (left > 0 and _THEY.search(s.text)) or whole_turn else None)
-        left = THEY_SENTENCES if _THE_PARTY.search(s.text) else max(0, left - 1)
+        left = THEY_SENTENCES if THE_PARTY.search(s.text) else max(0, left - 1)
         crowded = len(people) > 1
     return out

@@ -28,6 +28,7 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
 )
 from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
 from glyphoxa_pipelines.processing.extraction.coreference import (
+    THE_PARTY,
     party_they,
     third_person_antecedents,
 )
@@ -63,7 +64,6 @@ from glyphoxa_pipelines.processing.mentions import MentionFinder
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
 
-_THE_PARTY = re.compile(r"\bthe\s+party\b(?!['’]s)", re.I)
 
 
 def extract_knowledge(
@@ -156,7 +156,7 @@ def _speakers(
         # the DM's narration names the party ("the party was sent to ..."); only sentences
         # that say so are parsed for it
         told = (party if party and entry.speaker_role == "dm" and not s.quoted
-                and _THE_PARTY.search(s.text) else None)
+                and THE_PARTY.search(s.text) else None)
         out.append(Speakers(me, you.entity, you_reading=you.reading or "speaker", party=told))
     return out
 
