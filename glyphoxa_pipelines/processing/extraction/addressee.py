@@ -18,9 +18,11 @@ reader resolves that "you" in three ways, and so does this module:
   known character (crosstalk, a guest) are not counted; with none left, "you" is nobody.
   A longer turn
   with no name called out is narration to the table (the session's opening recap, a scene
-  set for everyone), read as the party. At a table of seven, the last speaker is often not the one
-  addressed (players talk over each other), so facts read this way go to the DM's review
-  queue whatever the turn's length.
+  set for everyone), read as the party; unless the turn right before it is one player
+  declaring their own action ("I draw back the blade ... and I lop it off"): the long turn
+  narrates that deed's outcome, and "you" is that player's character. At a table of seven,
+  the last speaker is often not the one addressed (players talk over each other), so facts
+  read this way go to the DM's review queue whatever the turn's length.
 
 Player turns are not read here: a player's "you" is another player, unnamed; their "I" is
 their own character (the `speaker` reading in `svo`).
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from glyphoxa_pipelines.memory.models import Entity, Entry
-from glyphoxa_pipelines.processing.extraction.characters import Cast, repliers
+from glyphoxa_pipelines.processing.extraction.characters import Cast, declared_by, repliers
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.resolution import name_key
 
@@ -136,12 +138,14 @@ def dm_addressees(
         if not _YOU.search(s.text):
             out.append(You())
             continue
-        if len(s.entry.text.split()) >= NARRATION_WORDS:
-            out.append(You(party, "party") if party else You())
-            continue
         i = index_of[id(s.entry)]
         if i not in reply_of:
-            reply_of[i] = _reply(repliers(entries, i, cast), by_key, party)
+            if len(s.entry.text.split()) < NARRATION_WORDS:
+                reply_of[i] = _reply(repliers(entries, i, cast), by_key, party)
+            elif who := by_key.get(declared_by(entries, i, cast) or ""):
+                reply_of[i] = You(who, "reply")  # a long outcome of one player's declared deed
+            else:
+                reply_of[i] = You(party, "party") if party else You()
         out.append(reply_of[i])
     return out
 

@@ -235,3 +235,14 @@ def repliers(entries: Sequence[Entry], index: int, cast: Cast) -> list[str | Non
             if len(out) == 1 and speaker and _DECLARES.search(entries[j].text):
                 break
     return out
+
+
+def declared_by(entries: Sequence[Entry], index: int, cast: Cast) -> str | None:
+    """The character whose player's turn, right before the DM's turn `index`, declared their
+    own action ("I draw back the blade and I lop it off"): the DM's answer narrates it."""
+    if index < 1 or entries[index - 1].speaker_role != "player":
+        return None
+    speaker = _single_speaker(entries[index - 1])
+    if speaker is None or not _DECLARES.search(entries[index - 1].text):
+        return None
+    return cast.character_of(speaker)

@@ -215,6 +215,23 @@ def stand_in(token: Token, spans: list[tuple[int, int, str]], depth: int = 2) ->
     return None
 
 
+_SEVERING = frozenset(words("take cut lop chop slice hack"))
+
+
+def _beheaded(verb: Token) -> Token | None:
+    """The one whose head the verb takes off ("take Murghol's head off his shoulders", "lop
+    off Kevdak's head"): killed, whatever the verb. Not "take Kevdak's hat off", nor "his
+    head of hair"."""
+    if verb.lemma_.lower() not in _SEVERING or not any(
+            c.lower_ == "off" for c in verb.children):
+        return None
+    for c in verb.children:
+        if c.dep_ == "dobj" and c.lemma_.lower() == "head" and not any(
+                p.dep_ == "prep" for p in c.children):
+            return next((p for p in c.children if p.dep_ == "poss"), None)
+    return None
+
+
 def _with_conjuncts(token: Token) -> list[Token]:
     return [token, *[t for t in token.conjuncts if t.dep_ == "conj"]]
 
@@ -451,6 +468,8 @@ def svo_facts(
         gifts = _received(verb, spans, speakers, entities)
         out += _gift_facts(s, verb, gifts, spans, speakers, entities, base_confidence)
         subjects, objects = _arguments(verb)
+        if (victim := _beheaded(verb)) is not None:
+            lemma, objects = "kill", [(victim, "")]
         for subj, passive in subjects:
             if _referent(subj, spans, speakers)[0] is None:
                 continue
