@@ -31,6 +31,11 @@ gold episodes alone too). It is the DM's, not extracted: it is not scored as an 
 What counts as a specific fact: a stated (not inferred `associated_with`) relation the extractor
 produced, whether it went to canon or to the DM's review queue (a fact below the campaign's
 threshold is still a fact the extractor offers the DM to sign); the canon share is printed too.
+One fact said many times in a session counts once (the extractor merges its statements). The
+players' recorded introductions are replayed at the start of most CRD3 episodes, so the same
+backstory facts recur in every one: the count is also printed without the facts first read in
+a player's monologue (>= `INTRO_WORDS` words), and as facts new to the campaign (not stated in
+an earlier episode, in campaign order).
 
 Ends with one JSON line. Data is read by path (GLYPHOXA_SHARED_DATA or ../shared/data).
 """
@@ -53,6 +58,7 @@ GOLD = ROOT / "bench" / "gold" / "crd3_knowledge.json"
 EPISODES = [f"C1E00{n}" for n in range(1, 9)]
 TURN_WINDOW = 3
 PARTY = {"id": "vox-machina", "name": "Vox Machina", "aliases": [], "type": "faction"}
+INTRO_WORDS = 150  # a player's turn this long is a recorded introduction, not play
 
 
 def campaign_setup() -> list[Any]:
@@ -66,6 +72,12 @@ def campaign_setup() -> list[Any]:
 def data_dir() -> Path:
     env = os.environ.get("GLYPHOXA_SHARED_DATA")
     return Path(env) if env else ROOT.parent / "shared" / "data"
+
+
+def intro_turns(entries: list[Any], turn_of: dict[Any, int]) -> list[int]:
+    """Turns of the players' monologues: the recorded introductions CRD3 replays."""
+    return sorted(turn_of[e.spoken_at] for e in entries
+                  if e.speaker_role == "player" and len(e.text.split()) >= INTRO_WORDS)
 
 
 def load_episode(ep: str, first_id: int) -> tuple[list[Any], dict[Any, int]]:
@@ -130,6 +142,7 @@ def dump(gold_episodes: list[str]) -> dict[str, Any]:
         graph += result.entities
         names = {e.id: e.name for e in graph}
         out["in_order"][ep] = _result_json(result, names, turn_of, before)
+        out["in_order"][ep]["intro_turns"] = intro_turns(entries, turn_of)
     return out
 
 
@@ -287,12 +300,29 @@ def evaluate(result: dict[str, Any], gold: dict[str, Any], *, rule: bool) -> dic
         ep: sum(f["status"] == "canon" for f in specific(r["facts"]))
         for ep, r in result["in_order"].items()
     }
+    out["specific_without_intros"] = {
+        ep: sum(f["turn"] not in set(r["intro_turns"]) for f in specific(r["facts"]))
+        for ep, r in result["in_order"].items()
+    }
+    out["specific_new_to_campaign"] = new_to_campaign(result["in_order"])
     out["party_facts_in_order"] = {
         ep: sum(PARTY["name"] in (f["source"], f["target"]) for f in specific(r["facts"]))
         for ep, r in result["in_order"].items()
     }
     out["damage"] = correction_damage(result["in_order"], rule=rule)
     out["seconds"] = result["seconds"]
+    return out
+
+
+def new_to_campaign(in_order: dict[str, Any]) -> dict[str, int]:
+    """Per episode, its specific facts no earlier episode stated (a replayed introduction's
+    facts count in the first episode that has them)."""
+    seen: set[tuple[str, str, str]] = set()
+    out = {}
+    for ep, r in in_order.items():
+        here = {(f["source"], f["rel"], f["target"]) for f in specific(r["facts"])}
+        out[ep] = len(here - seen)
+        seen |= here
     return out
 
 
@@ -317,6 +347,8 @@ def summary(ev: dict[str, Any]) -> dict[str, Any]:
         "fact_precision_in_order": _pooled([e["facts_in_order"] for e in eps]),
         "specific_facts_gold_min": min(e["facts"]["specific"] for e in eps),
         "specific_facts_all_min": min(ev["specific_facts_in_order"].values()),
+        "specific_facts_without_intros_min": min(ev["specific_without_intros"].values()),
+        "specific_facts_new_to_campaign": sum(ev["specific_new_to_campaign"].values()),
         "damage_per_10k": ev["damage"]["per_10k_words"],
     }
 
@@ -347,6 +379,10 @@ def report(label: str, ev: dict[str, Any], show: bool) -> None:
     print(f"    of which canon (the rest in the DM's review queue): "
           f"{ev['specific_canon_in_order']}")
     print(f"    of which about the party ({PARTY['name']}): {ev['party_facts_in_order']}")
+    print(f"    without the facts first read in a player's introduction: "
+          f"{ev['specific_without_intros']}")
+    print(f"    new to the campaign (not stated in an earlier episode): "
+          f"{ev['specific_new_to_campaign']}")
     d = ev["damage"]
     print(
         f"  correction damage: {d['damaged_words']} damaged words in {d['words']} "

@@ -135,3 +135,21 @@ def test_two_guesses_make_no_fact_and_a_gift_names_its_thing() -> None:
     assert not facts(extract_knowledge(entries(nod), GRAPH))
     gift = [*CALLS, ("LAURA", "Hm."), ("MATT", "Grog, you give the gauntlet to Kima.")]
     assert ("grog", "gave_to", "kima") in facts(extract_knowledge(entries(gift), GRAPH))
+
+
+def test_you_after_several_players_is_the_party_after_one_that_player() -> None:
+    party = Entity("c1", "vox", "faction", "Vox Machina", attributes={"party": True})
+    several = [*CALLS, ("MATT", "Well?"), ("TRAVIS", "I go first."), ("LAURA", "Wait for me!"),
+               ("MATT", "You enter Emberhold.")]
+    found = facts(extract_knowledge(entries(several), [*GRAPH, party]))
+    fact = found[("vox", "travelled_to", "emberhold")]
+    assert fact.attributes["coreference"] == "party" and fact.status == "pending"
+    assert not [k for k in found if k[0] in ("grog", "vex") and k[1] == "travelled_to"]
+    # near misses: one player spoke (twice), or the last one declared an action the DM rules
+    # on ("I walk up and ..."): "you" is that player's character, not the party
+    for last in ([("LAURA", "Let's go."), ("LAURA", "Through the door.")],
+                 [("TRAVIS", "Hurry up."), ("LAURA", "I walk in first.")]):
+        one = [*CALLS, ("MATT", "Well?"), *last, ("MATT", "You enter Emberhold.")]
+        found = facts(extract_knowledge(entries(one), [*GRAPH, party]))
+        assert ("vex", "travelled_to", "emberhold") in found
+        assert ("vox", "travelled_to", "emberhold") not in found

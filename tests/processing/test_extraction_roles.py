@@ -172,7 +172,9 @@ def test_your_thing_read_from_the_last_speaker_yields_to_a_name_in_the_sentence(
              ("MATT", "Goblin side for Percy, setting up the Bad News, your crazy gun.")]
     found = facts(extract_knowledge(entries(lines), WORLD))
     assert not [k for k in found if k[1] == "owns"]  # not Grog's, whose player spoke last
-    lines = [*CALLS, ("TRAVIS", "Okay."), ("MATT", "You set up the Bad News, your crazy gun.")]
+    # the DM spoke after the table's chatter: TRAVIS is the one player who answered since
+    lines = [*CALLS, ("MATT", "Go on."), ("TRAVIS", "Okay."),
+             ("MATT", "You set up the Bad News, your crazy gun.")]
     found = facts(extract_knowledge(entries(lines), WORLD))
     assert found[("grog", "owns", "badnews")].attributes["coreference"] == "reply"
 

@@ -13,11 +13,16 @@ reader resolves that "you" in three ways, and so does this module:
   speaker). Two characters named together ("Tiberius, Vax, you guys walk ...") are a group,
   not one of them.
 - **reply**: otherwise, in a turn shorter than `NARRATION_WORDS`, "you" is the character of
-  the player who spoke just before the DM's turn (`characters.addressee`); a longer turn
+  the one player who spoke since the DM's last turn (`characters.repliers`). When several
+  players' characters spoke, the DM answers the table: "you" is the party. Voices with no
+  known character (crosstalk, a guest) are not counted; with none left, "you" is nobody.
+  A longer turn
   with no name called out is narration to the table (the session's opening recap, a scene
-  set for everyone), read as the party. At a table of seven, the last speaker is often not the one
-  addressed (players talk over each other), so facts read this way go to the DM's review
-  queue whatever the turn's length.
+  set for everyone), read as the party; unless the turn right before it is one player
+  declaring their own action ("I draw back the blade ... and I lop it off"): the long turn
+  narrates that deed's outcome, and "you" is that player's character. At a table of seven,
+  the last speaker is often not the one addressed (players talk over each other), so facts
+  read this way go to the DM's review queue whatever the turn's length.
 
 Player turns are not read here: a player's "you" is another player, unnamed; their "I" is
 their own character (the `speaker` reading in `svo`).
@@ -31,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from glyphoxa_pipelines.memory.models import Entity, Entry
-from glyphoxa_pipelines.processing.extraction.characters import Cast, addressee
+from glyphoxa_pipelines.processing.extraction.characters import Cast, declared_by, repliers
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.resolution import name_key
 
@@ -110,7 +115,7 @@ def dm_addressees(
                 by_key.setdefault(name_key(name), e.id)
     party = party_entity(entities)
     index_of = {id(e): i for i, e in enumerate(entries)}
-    reply_of: dict[int, str | None] = {}
+    reply_of: dict[int, You] = {}
     out: list[You] = []
     entry: Entry | None = None
     called: str | None = None  # the character the turn's last vocative named
@@ -133,12 +138,23 @@ def dm_addressees(
         if not _YOU.search(s.text):
             out.append(You())
             continue
-        if len(s.entry.text.split()) >= NARRATION_WORDS:
-            out.append(You(party, "party") if party else You())
-            continue
         i = index_of[id(s.entry)]
         if i not in reply_of:
-            reply_of[i] = by_key.get(addressee(entries, i, cast) or "")
-        who = reply_of[i]
-        out.append(You(who, "reply") if who else You())
+            if len(s.entry.text.split()) < NARRATION_WORDS:
+                reply_of[i] = _reply(repliers(entries, i, cast), by_key, party)
+            elif who := by_key.get(declared_by(entries, i, cast) or ""):
+                reply_of[i] = You(who, "reply")  # a long outcome of one player's declared deed
+            else:
+                reply_of[i] = You(party, "party") if party else You()
+        out.append(reply_of[i])
     return out
+
+
+def _reply(spoke: Sequence[str | None], by_key: dict[str, str], party: str | None) -> You:
+    """The reading of a short DM turn's "you" from who spoke before it: one character is
+    that character; several characters are the party; unknown voices are not counted."""
+    who = {by_key[c] for c in spoke if c and c in by_key}
+    if len(who) > 1:
+        return You(party, "party") if party else You()
+    one = next(iter(who), None)
+    return You(one, "reply") if one else You()

@@ -158,6 +158,13 @@ _MECHANIC_AFTER = re.compile(
     r"slot|roll|bonus|modifier|action)s?\b",
     re.I,
 )
+# "They call this the Aramente, or Noble Odyssey": a name given to "this" or "that" names a thing
+# (a rite, a journey, a custom), never a person; both the name and its ", or" twin are cued
+_THING_NAMED_BEFORE = re.compile(
+    r"\b(?:call|calls|called)\s+(?:this|that|it)\s+(?:the\s+)?"
+    r"(?:[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)*,?\s+or\s+(?:the\s+)?)?$"
+)
+THING_CUE = 2.0  # the concept votes of one "call this X" cue: a naming pattern, as "named X"
 _SPEECH_AFTER = re.compile(
     r"^\s+(?:says|said|goes|asks|asked|replies|replied|nods|smiles|looks|turns|tells|told|"
     r"shouts|whispers|grins|laughs|sighs|walks|stands|leans|points)\b"
@@ -245,6 +252,9 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
     """Votes and counts from the text around one mention."""
     if _DEITY_BEFORE.search(before) or _DEITY_AFTER.match(after):
         c.type_votes["concept"] += DEITY_CUE
+    elif _THING_NAMED_BEFORE.search(before):
+        c.explicit = True
+        c.type_votes["concept"] += THING_CUE
     elif m := _NAMED.search(before):
         c.explicit = True
         c.descriptions[m.group("desc")] += 1
@@ -254,6 +264,8 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
         c.type_votes["location"] += 1.5
     elif m := _OF_BEFORE.search(before):
         noun = m.group("noun").lower()
+        if noun.endswith("s") and noun not in _INSIDE_OF and noun[:-1] in LOCATION_NOUNS:
+            noun = noun[:-1]  # "the dungeons of Emberhold", "the streets of Emon": a place
         if noun in LOCATION_NOUNS or noun in _INSIDE_OF:
             c.type_votes["location"] += 2
             if noun in LOCATION_NOUNS:  # "the city of X"; not "the heart of X"

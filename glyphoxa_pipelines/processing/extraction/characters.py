@@ -214,10 +214,35 @@ def _companions(
     return frozenset(ranked[:seats])
 
 
-def addressee(entries: Sequence[Entry], index: int, cast: Cast) -> str | None:
-    """The character the DM's turn `index` speaks to: the one whose player spoke last."""
-    for j in range(index - 1, max(-1, index - 3), -1):
+REPLY_REACH = 3  # turns back a DM's reply may answer, as far as the DM's own last turn
+# "I walk up and try to help Keyleth": a player declaring their own action, which the DM rules on
+_DECLARES = re.compile(r"(?:^|[.!?,]\s*)I(?:['’](?:ll|m|d))?\s+[a-z]")
+
+
+def repliers(entries: Sequence[Entry], index: int, cast: Cast) -> list[str | None]:
+    """The characters of the player turns since the DM last spoke, nearest first: whom the
+    DM's turn `index` may be answering. None stands for a turn of several voices or of a
+    player with no known character: someone spoke, but not one known character. When the
+    nearest turn declares its player's own action, the DM rules on that one; the talk
+    before it is no addressee."""
+    out: list[str | None] = []
+    for j in range(index - 1, max(-1, index - 1 - REPLY_REACH), -1):
+        if entries[j].speaker_role == "dm":
+            break
         if entries[j].speaker_role == "player":
             speaker = _single_speaker(entries[j])
-            return cast.character_of(speaker) if speaker else None
-    return None
+            out.append(cast.character_of(speaker) if speaker else None)
+            if len(out) == 1 and speaker and _DECLARES.search(entries[j].text):
+                break
+    return out
+
+
+def declared_by(entries: Sequence[Entry], index: int, cast: Cast) -> str | None:
+    """The character whose player's turn, right before the DM's turn `index`, declared their
+    own action ("I draw back the blade and I lop it off"): the DM's answer narrates it."""
+    if index < 1 or entries[index - 1].speaker_role != "player":
+        return None
+    speaker = _single_speaker(entries[index - 1])
+    if speaker is None or not _DECLARES.search(entries[index - 1].text):
+        return None
+    return cast.character_of(speaker)

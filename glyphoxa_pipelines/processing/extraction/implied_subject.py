@@ -6,7 +6,10 @@ Clarota, walked out", "the party was hired to go into Kraghammer seeking Lady Ki
 parse gives such a verb no subject; a reader takes the clause's. The rules, each the
 grammar's own:
 
-- a second verb ("swoops up and catches") has its first verb's subject, as that verb has it;
+- a second verb ("swoops up and catches") has its first verb's subject, as that verb has it,
+  but in its own voice: "Grog was beaten and left to die" shares the passive, "Grog can be
+  found challenging taverns or accompanying Scanlan" is Grog's own doing (only a past
+  participle can carry the first verb's passive);
 - a verb the subject means or is made to do ("you use that to give", "was hired to go"): the
   subject of the verb before it; after an active verb whose object is the doer ("I ask Grog
   to pull") it borrows nothing;
@@ -74,6 +77,6 @@ def implied_subjects(verb: Token, steps: int = _MAX_STEPS) -> list[tuple[Token, 
     elif not (verb.dep_ == "advcl" and participle):
         return []
     subjects = _own_subjects(head) or implied_subjects(head, steps - 1)
-    if verb.dep_ == "conj":
-        return subjects  # "swoops up and catches": as the first verb has it
+    if verb.dep_ == "conj":  # "swoops up and catches": the first verb's subject, own voice
+        return [(t, passive and verb.tag_ == "VBN") for t, passive in subjects]
     return [(t, verb.tag_ == "VBN") for t, _ in subjects]

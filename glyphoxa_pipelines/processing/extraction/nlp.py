@@ -13,6 +13,7 @@ and overwrites it, so a name the DM already defined is read as what the DM said 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -62,6 +63,18 @@ def known_names_ruler(names: Iterable[tuple[str, str]]) -> EntityRuler | None:
     return ruler
 
 
+# a transcriber's stage direction: "(soft chuckle)", "(clears throat)", "(weapon crack)";
+# not "(as Tiberius)" nor "(SFX)", which hold a capital
+_ASIDE = re.compile(r"\([^()A-Z]*\)")
+
+
+def blank_asides(text: str) -> str:
+    """The text with its stage directions blanked, each character a space, so offsets stay
+    those of the text. The parser hangs "(soft chuckle) Born to the Air Tribe, Keyleth ..."
+    on "chuckle"; blank, "Born" is Keyleth's again."""
+    return _ASIDE.sub(lambda m: " " * len(m.group()), text)
+
+
 class ParsedSentences:
     """A session's sentences, parsed only when a step asks for them, and each once.
 
@@ -71,7 +84,7 @@ class ParsedSentences:
     """
 
     def __init__(self, texts: Sequence[str], ruler: EntityRuler | None = None) -> None:
-        self._texts = list(texts)
+        self._texts = [blank_asides(t) for t in texts]
         self._ruler = ruler
         self._docs: dict[int, Doc] = {}
 

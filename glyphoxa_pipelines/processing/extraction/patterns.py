@@ -28,6 +28,7 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
 )
 from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
 from glyphoxa_pipelines.processing.extraction.coreference import (
+    THE_PARTY,
     party_they,
     third_person_antecedents,
 )
@@ -63,7 +64,6 @@ from glyphoxa_pipelines.processing.mentions import MentionFinder
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.embeddings import Embedder
 
-_THE_PARTY = re.compile(r"\bthe\s+party\b(?!['’]s)", re.I)
 
 
 def extract_knowledge(
@@ -156,7 +156,7 @@ def _speakers(
         # the DM's narration names the party ("the party was sent to ..."); only sentences
         # that say so are parsed for it
         told = (party if party and entry.speaker_role == "dm" and not s.quoted
-                and _THE_PARTY.search(s.text) else None)
+                and THE_PARTY.search(s.text) else None)
         out.append(Speakers(me, you.entity, you_reading=you.reading or "speaker", party=told))
     return out
 
@@ -213,7 +213,7 @@ class _KeepRule:
             return None  # never in the DM's story: table talk (films, streamers, jokes)
         if c.parsed and 2 * c.nominal < c.parsed and not c.explicit:
             return None  # "Oof", "Blazing": capitalized, but the parser reads a word
-        if c.ner and set(c.ner) <= _NOT_NAME_LABELS:
+        if c.ner and set(c.ner) <= _NOT_NAME_LABELS and not _cued(c, kind):
             return None  # "Tuesday", "Three", "Persian": a date, a number, a nationality
         if kind is None:
             if c.mentions < max(3, self.min_mentions) or _common_word(k):
@@ -224,6 +224,16 @@ class _KeepRule:
         elif not strong and _common_word(k):
             return None
         return kind if len(k) >= 3 else None
+
+
+_CUED = 3.0
+
+
+def _cued(c: Candidate, kind: str | None) -> bool:
+    """The story's own cues outweigh the tagger's label: "Sarenrae, the goddess of healing"
+    and "the Air Tribe of the Ashari people", said more than once, are names although the
+    small English model tags the unknown words as a date and a law."""
+    return kind is not None and c.type_votes[kind] >= _CUED
 
 
 def _player_of(cast: Cast, form: str) -> str | None:

@@ -252,6 +252,11 @@ def pattern_facts(
         # "Kima of Vord" inside one span was split by the finder into two mentions: the text
         # states the link (stated); which link it is, origin or membership, is our reading,
         # hence the confidence below the review threshold
+        # "the Air Tribe of the Ashari people": a people's branch is part of the people
+        if _OF_LINK.fullmatch(between) and ea.type == "faction" and eb.type == "faction":
+            out.append(Fact(a, b, "member_of", base - 0.2, "stated", text, s.entry,
+                            {"pattern": "X of Y"}))
+            continue
         if _OF_LINK.fullmatch(between) and ea.type in ("npc", "player"):
             rel_type = "member_of" if eb.type == "faction" else "comes_from"
             if type_ok(rel_type, ea, eb):

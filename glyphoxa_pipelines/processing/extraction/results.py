@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v5"  # v5: kin and standing said with a noun (`roles`), borrowed
+EXTRACTOR_VERSION = "spacy-v7"  # v7: a name given to "this" is a thing, a "she" skips a
+# "father", "you" after several players is the party, a head taken off, a long turn after a
+# declared deed; v6: a second verb in its own voice, "born to" a people,
+# names the story cues past the tagger's date label, the recap's "they" over its whole turn,
+# "find one's way to X", a place through a plural place noun ("the dungeons of X"), stage
+# directions ("(soft chuckle)") blanked for the parser, "the Air Tribe of the Ashari" (a branch),
+# "was sent to X" (went there)
+# v5: kin and standing said with a noun (`roles`), borrowed
 # subjects (`implied_subject`), an NPC's "I" in a quote (`quote_speaker`), prepositional idioms
 # v4: the party's deeds: "make your way to X", a named thing
 # handed to "you" is owned, "X joins you all" is an ally

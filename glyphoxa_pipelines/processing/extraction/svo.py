@@ -49,6 +49,9 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("helped", False) for v in words("help aid assist")},
     ("ally", "with"): ("allied_with", False),
     **{(v, ""): ("sent", False) for v in words("send hire summon")},
+    # "the party has been sent to Kraghammer": the one sent went there (`_SENT_TO`: passive
+    # only; in "Allura sent Grog to X" Allura stayed)
+    **{("send", p): ("travelled_to", False) for p in ("to", "into")},
     **{(v, ""): ("protects", False) for v in words("guard protect defend")},
     **{(v, ""): ("seeking", False) for v in words("seek hunt")},
     ("search", "for"): ("seeking", False),
@@ -74,7 +77,8 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     ("devote", "to"): ("worships", False),
     **{("grow", p): ("grew_up_in", False) for p in ("in", "near")},
     ("raise", "in"): ("grew_up_in", False),
-    **{("bear", p): ("comes_from", False) for p in ("in", "into")},  # "was born in X"
+    # "was born in X", "born to the Air Tribe" (a people; "born to a noble family" names none)
+    **{("bear", p): ("comes_from", False) for p in ("in", "into", "to")},
     ("join", ""): ("member_of", False),
     ("leave", ""): ("left", False),
     **{(v, ""): ("banished", False) for v in words("banish exile")},
@@ -139,7 +143,9 @@ _NOT_FACTS = frozenset(words(
 ))
 # passives that tell the subject's own story, not a deed done to it by someone unnamed: "was
 # born in Whitestone", "was raised in Syngorn"
-_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("raise", "in")})
+_SENT_TO = frozenset({("send", "to"), ("send", "into")})
+_PASSIVE_STATES = frozenset({("bear", "in"), ("bear", "into"), ("bear", "to"), ("raise", "in")}
+                            | _SENT_TO)
 _MODALS = frozenset(words("can could would should might may must will 'll wo shall ca"))
 PERSON_PRONOUNS = frozenset(words("i you"))
 THIRD_PERSON = frozenset(words("he him she her"))
@@ -206,6 +212,23 @@ def stand_in(token: Token, spans: list[tuple[int, int, str]], depth: int = 2) ->
             for pobj in child.children:
                 if pobj.dep_ == "pobj" and (eid := mention_at(pobj, spans)):
                     return eid
+    return None
+
+
+_SEVERING = frozenset(words("take cut lop chop slice hack"))
+
+
+def _beheaded(verb: Token) -> Token | None:
+    """The one whose head the verb takes off ("take Murghol's head off his shoulders", "lop
+    off Kevdak's head"): killed, whatever the verb. Not "take Kevdak's hat off", nor "his
+    head of hair"."""
+    if verb.lemma_.lower() not in _SEVERING or not any(
+            c.lower_ == "off" for c in verb.children):
+        return None
+    for c in verb.children:
+        if c.dep_ == "dobj" and c.lemma_.lower() == "head" and not any(
+                p.dep_ == "prep" for p in c.children):
+            return next((p for p in c.children if p.dep_ == "poss"), None)
     return None
 
 
@@ -345,12 +368,12 @@ _PERSONS = frozenset({"npc", "player", "faction"})
 
 
 def _motion(verb: Token) -> str:
-    """The verb a sentence moves by: "you make your way to X" and "you make it into X" are
-    travel; "make a deal with X" is not (its object is neither "way" nor "it")."""
+    """The verb a sentence moves by: "you make your way to X", "you make it into X" and
+    "they find their way to X" are travel; "make a deal with X" is not (its object is
+    neither "way" nor "it"), and "find it in X" is a find."""
     lemma = verb.lemma_.lower()
-    if lemma == "make" and any(
-        c.dep_ == "dobj" and c.lower_ in ("way", "it") for c in verb.children
-    ):
+    ways = {"make": ("way", "it"), "find": ("way",)}.get(lemma, ())
+    if any(c.dep_ == "dobj" and c.lower_ in ways for c in verb.children):
         return "travel"
     return lemma
 
@@ -445,6 +468,8 @@ def svo_facts(
         gifts = _received(verb, spans, speakers, entities)
         out += _gift_facts(s, verb, gifts, spans, speakers, entities, base_confidence)
         subjects, objects = _arguments(verb)
+        if (victim := _beheaded(verb)) is not None:
+            lemma, objects = "kill", [(victim, "")]
         for subj, passive in subjects:
             if _referent(subj, spans, speakers)[0] is None:
                 continue
@@ -453,6 +478,8 @@ def svo_facts(
                     (lemma_prep, (a_tok, b_tok)) = ("", (obj, subj))
                 elif passive and (lemma, prep) not in _PASSIVE_STATES:
                     continue  # "Grog was taken to Kima": who did it is not said
+                elif (lemma, prep) in _SENT_TO and not passive:
+                    continue  # the sender did not go
                 else:
                     (lemma_prep, (a_tok, b_tok)) = (prep, (subj, obj))
                 a, a_coref = _referent(a_tok, spans, speakers)
