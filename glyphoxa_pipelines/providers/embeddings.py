@@ -31,6 +31,8 @@ INT8_MODEL_ID = "all-MiniLM-L6-v2-int8"
 # its chunk's context, so it is not the plain id's: its own id marks every row made before
 # stale, and the backfill re-embeds chunks and turns together under it.
 LATE_MODEL_ID = "all-MiniLM-L6-v2-late1"
+# Both at once: the int8 graph's chunk passes, turns read off them.
+INT8_LATE_MODEL_ID = "all-MiniLM-L6-v2-int8-late1"
 DEFAULT_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
 # "onnx": a mean-pooled BERT through ONNX Runtime (the same vectors to float rounding, faster;
@@ -405,6 +407,10 @@ def get_embedder(
     if kind in {"local", "sentence-transformers", "sentence-transformer", "st", "minilm"}:
         if model == INT8_MODEL_ID:
             return SentenceTransformerEmbedder(model_path, model_id=INT8_MODEL_ID, int8=True)
+        if model == INT8_LATE_MODEL_ID:
+            return SentenceTransformerEmbedder(
+                model_path, model_id=INT8_LATE_MODEL_ID, int8=True, late_turns=True
+            )
         if model == LATE_MODEL_ID:
             return SentenceTransformerEmbedder(model_path, model_id=LATE_MODEL_ID, late_turns=True)
         if model and model not in {DEFAULT_MODEL_ID, f"sentence-transformers/{DEFAULT_MODEL_ID}"}:
