@@ -188,7 +188,7 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import Database, embedded, resolve_url
     from glyphoxa_pipelines.pipeline import PipelineServices
-    from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
+    from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID, get_embedder
     from realtime import session_search as ss
     from realtime import tools as tl
     from realtime.service import MemoryService
@@ -199,9 +199,12 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     episodes = load_episodes(folder, args.episodes)
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-crd3-"))).resolve()
     home.chmod(0o755)
-    settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"))
+    # GLYPHOXA_EMBEDDING_MODEL picks the document model as in production (bench/locomo.py too)
+    settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"),
+                        embedding_model=os.environ.get("GLYPHOXA_EMBEDDING_MODEL",
+                                                       DEFAULT_MODEL_ID))
     url = resolve_url(settings)
-    embedder = SentenceTransformerEmbedder()
+    embedder = get_embedder("local", model=settings.embedding_model)
     db = Database(url, max_size=4).open()
     pipeline = PipelineServices(db=db, settings=settings, embedder_factory=lambda: embedder)
     svc = MemoryService(url, settings=settings, embedder=embedder, spool_dir=home / "spool",

@@ -18,6 +18,8 @@ old live path), ONNX float, ONNX int8 (the new live path).
 `--locomo 0,5` instead measures only whether a query path loses evidence: LoCoMo
 conversations' turns embedded once, each question by every query path, dense recall@10.
 `--every N` keeps every N-th text (chunks and turns alike) for a quicker run on a busy machine.
+`--late` instead compares the step's rows embedded plainly (the float id) and by late chunking
+(`embeddings.LATE_MODEL_ID`: turns read off their chunk's pass), alternating, whole episode.
 Skips cleanly without the data. Last line: one JSON object {"bench": "embedding", ...}.
 """
 
@@ -47,10 +49,10 @@ QUERY_WORDS = (
 ).split()
 
 
-def episode_texts(services: Any, data: Path) -> tuple[list[str], list[str]]:
-    """(chunk texts, turn texts) of C1E001 as the embedding step would read them."""
+def episode_rows(services: Any, data: Path) -> tuple[list[Any], list[Any], list[Any]]:
+    """(chunks, entries, turns to embed) of C1E001 as the embedding step reads them."""
     from glyphoxa_pipelines.campaign.session_import import import_session
-    from glyphoxa_pipelines.memory import Campaign, CampaignStore, SemanticIndex
+    from glyphoxa_pipelines.memory import Campaign, CampaignStore, SemanticIndex, SessionStore
     from glyphoxa_pipelines.pipeline.runner import run_step
     from glyphoxa_pipelines.pipeline.session_steps import SESSION_STEPS
 
@@ -64,9 +66,89 @@ def episode_texts(services: Any, data: Path) -> tuple[list[str], list[str]]:
     model = services.embedder.model_id
     index = SemanticIndex(db)
     index.register_model(model, services.embedder.dimension)
-    chunks = [c.text for c in index.chunks_missing_embeddings(model, session_id=sid)]
-    turns = [t.embedding_text() for t in index.entries_missing_embeddings(model, session_id=sid)]
-    return chunks, turns
+    chunks = index.chunks_missing_embeddings(model, session_id=sid)
+    turns = index.entries_missing_embeddings(model, session_id=sid)
+    return chunks, SessionStore(db).get_entries(sid), turns
+
+
+def bench_late(chunks: list[Any], entries: list[Any], turns: list[Any],
+               rounds: int) -> dict[str, Any]:
+    """The step's rows two ways, alternating in one process, each distinct text through the
+    model once as the step does: `plain` (the float id: every chunk and every turn its own
+    pass) and `late` (the late-chunking id: each chunk's pass also gives the turns it holds
+    whole; the rest alone). Rows/s, rows per CPU second, word pieces through the model, and
+    how far the late turn vectors sit from the plain ones (cosine). `late_int8` is the same
+    with the int8 graph (`embeddings.INT8_LATE_MODEL_ID`)."""
+    from glyphoxa_pipelines.processing.turn_spans import turn_spans
+    from glyphoxa_pipelines.providers.embeddings import (
+        INT8_LATE_MODEL_ID,
+        LATE_MODEL_ID,
+        get_embedder,
+    )
+
+    embedder = get_embedder("local", model=LATE_MODEL_ID)
+    int8 = get_embedder("local", model=INT8_LATE_MODEL_ID)
+    spans = turn_spans(entries, chunks)
+    turn_text = {t.entry_id: t.embedding_text() for t in turns}
+    plain_texts = list(dict.fromkeys([c.text for c in chunks] + list(turn_text.values())))
+    per_chunk: dict[str, list[tuple[int, int]]] = {}
+    text_of = {c.id: c.text for c in chunks}
+    for entry_id in turn_text:
+        span = spans.get(entry_id)
+        if span is not None:
+            held = per_chunk.setdefault(text_of[span.chunk_id], [])
+            if (span.start, span.end) not in held:
+                held.append((span.start, span.end))
+    chunk_texts = list(dict.fromkeys(c.text for c in chunks))
+    alone = list(dict.fromkeys(turn_text[e] for e in turn_text if e not in spans))
+
+    def plain() -> Any:
+        return embedder.embed(plain_texts)
+
+    def late_with(model: Any) -> Any:
+        def run() -> Any:
+            out = model.embed_with_spans(chunk_texts, [per_chunk.get(t, []) for t in chunk_texts])
+            return out, model.embed(alone)
+
+        return run
+
+    variants = (("plain", plain), ("late", late_with(embedder)), ("late_int8", late_with(int8)))
+    for _, fn in variants:
+        fn()  # warm: graphs loaded (and built, the first time on a machine)
+    seconds: dict[str, list[float]] = {name: [] for name, _ in variants}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in variants}
+    results: dict[str, Any] = {}
+    for _ in range(rounds):
+        for name, fn in variants:
+            c0, w0 = time.process_time(), time.perf_counter()
+            results[name] = fn()
+            seconds[name].append(time.perf_counter() - w0)
+            cpu[name].append(time.process_time() - c0)
+    rows = len(chunks) + len(turns)
+    plain_vec = dict(zip(plain_texts, results["plain"], strict=True))
+    (_, span_vectors), _ = results["late"]
+    row_of = {t: i for i, t in enumerate(chunk_texts)}
+    cos = [
+        float(plain_vec[turn_text[e]] @ span_vectors[row_of[text_of[s.chunk_id]]][
+            per_chunk[text_of[s.chunk_id]].index((s.start, s.end))])
+        for e, s in spans.items() if e in turn_text
+    ]
+    pieces = embedder.count_tokens_batch
+    return {
+        "rows": rows,
+        "turns_from_chunks": sum(1 for e in turn_text if e in spans),
+        "texts_through_model": {"plain": len(plain_texts),
+                                "late": len(chunk_texts) + len(alone)},
+        "word_pieces": {"plain": sum(pieces(plain_texts)),
+                        "late": sum(pieces(chunk_texts)) + sum(pieces(alone))},
+        "rows_per_s": {k: round(rows / float(np.median(v)), 1) for k, v in seconds.items()},
+        "rows_per_cpu_s": {k: round(rows / float(np.median(v)), 1) for k, v in cpu.items()},
+        "seconds": {k: [round(x, 2) for x in v] for k, v in seconds.items()},
+        "over_plain": {k: round(float(np.median(seconds["plain"])) / float(np.median(v)), 2)
+                       for k, v in seconds.items()},
+        "late_turn_cosine_to_plain": {"min": round(min(cos), 4),
+                                      "mean": round(float(np.mean(cos)), 4)},
+    }
 
 
 def _timed(fn: Any, texts: list[str]) -> tuple[float, np.ndarray]:
@@ -238,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--with-torch", action="store_true", help="also torch `encode` (slow)")
+    ap.add_argument("--late", action="store_true",
+                    help="only the step's rows plain vs late chunking (the late-turn model id)")
     ap.add_argument("--locomo", default="",
                     help="only the query encoders' dense recall on these LoCoMo conversations "
                          "(comma-separated indexes, e.g. 0,5)")
@@ -266,10 +350,22 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     try:
         with open_database(settings) as db:
-            chunks, turns = episode_texts(PipelineServices(db, settings), args.data)
+            chunk_rows, entries, turn_rows = episode_rows(PipelineServices(db, settings),
+                                                          args.data)
     finally:
         embedded.stop(settings.pgdata)
         shutil.rmtree(home, ignore_errors=True)
+    if args.late:
+        load_before = os.getloadavg()[0]
+        late = bench_late(chunk_rows, entries, turn_rows, args.rounds)
+        print(json.dumps(late, indent=2))
+        print(json.dumps({"bench": "embedding", "part": "late_chunking", "cpus": os.cpu_count(),
+                          "load_average_1m": [round(load_before, 2),
+                                              round(os.getloadavg()[0], 2)],
+                          "target_rows_per_s": TARGET_TEXTS_PER_S, **late}))
+        return 0
+    chunks = [c.text for c in chunk_rows]
+    turns = [t.embedding_text() for t in turn_rows]
     texts = chunks[:: args.every] + turns[:: args.every]
     print(f"C1E001: {len(chunks)} chunks + {len(turns)} turns; embedding {len(texts)} texts")
     load_before = os.getloadavg()[0]

@@ -211,6 +211,9 @@ def bench_one(services: Any, data: Path, tag: str) -> dict[str, Any]:
         # rows stored vs texts through the model (the step embeds each distinct text once)
         "embedding_rows": embedded,
         "embedding_distinct_texts": emb.get("distinct_texts_embedded"),
+        # late-chunking ids: turns whose vector came off their chunk's pass
+        "embedding_turns_from_chunks": emb.get("turns_from_chunks", 0),
+        "embedding_model": emb.get("model"),
         "import_s": round(import_s, 2),
         "chain_s": round(total, 2),
         "chain_process_cpu_s": round(cpu, 2),
@@ -363,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         "embedding_backend": one["embedding_backend"],
         "embedding_texts_per_s": one["embedding_texts_per_s"],
         "embedding_distinct_texts": one["embedding_distinct_texts"],
+        "embedding_model": one["embedding_model"],
         "load_average_1m_at_start": summary.get("load_average_1m_at_start"),
         "one_episode_rouge1_recall": one["summary_quality"]["story_synopsis"]["rouge1_recall"],
         "one_episode_rougeL_recall": one["summary_quality"]["story_synopsis"]["rougeL_recall"],

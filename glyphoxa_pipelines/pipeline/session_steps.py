@@ -31,6 +31,7 @@ from glyphoxa_pipelines.memory.pipeline_rows import (
 )
 from glyphoxa_pipelines.pipeline import versions
 from glyphoxa_pipelines.pipeline.knowledge_step import extracted_knowledge
+from glyphoxa_pipelines.pipeline.late_turns import LatePass, embed_chunks_and_their_turns
 from glyphoxa_pipelines.pipeline.outcomes import CheckOutcome, StepOutcome
 from glyphoxa_pipelines.pipeline.services import MemoizingEmbedder, PipelineServices
 
@@ -249,6 +250,9 @@ def chunk_embeddings(
     and turns together. When every chunk of the campaign has this model, the campaign's active
     model is switched to it atomically.
 
+    With a late-chunking model (`late_turns`), a turn whole in a chunk gets its vector from
+    that chunk's pass (`late_turns.py`); only the other turns get a pass of their own.
+
     Each distinct text is embedded once per run: a turn long enough to be a chunk by itself,
     a chunk repeated (a replayed intro) and the short turns said again and again ("MATT:
     Okay.") would otherwise each go through the model again for the same vector."""
@@ -262,15 +266,34 @@ def chunk_embeddings(
     total = len(missing) + len(turns)
     started = time.perf_counter()
     done = 0
-    for start in range(0, len(missing), EMBED_BATCH):
-        batch = missing[start : start + EMBED_BATCH]
-        vectors = embedder.embed([c.text for c in batch])
-        index.add_embeddings(model, [(c.id, v) for c, v in zip(batch, vectors, strict=True)])
-        done += len(batch)
-        if progress:
-            progress(done, total)
+    late: LatePass | None = None
+    if getattr(services.embedder, "late_turns", False):
+        # late chunking: turns whole in a chunk are read off its pass (late_turns.py)
+        rows_so_far = 0
+
+        def advance(rows: int) -> None:
+            nonlocal rows_so_far
+            rows_so_far += rows
+            if progress:
+                progress(rows_so_far, total)
+
+        late = embed_chunks_and_their_turns(
+            index, services.embedder, model,
+            chunks=index.get_chunks(session_id),
+            entries=SessionStore(services.db).get_entries(session_id),
+            missing_chunks=missing, missing_turns=turns, batch=EMBED_BATCH, progress=advance,
+        )
+        done, turns = late.chunks_written, late.alone
+    else:
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start : start + EMBED_BATCH]
+            vectors = embedder.embed([c.text for c in batch])
+            index.add_embeddings(model, [(c.id, v) for c, v in zip(batch, vectors, strict=True)])
+            done += len(batch)
+            if progress:
+                progress(done, total)
     embed_s = time.perf_counter() - started
-    turns_done = 0
+    turns_done = late.turns_written if late else 0
     for start in range(0, len(turns), EMBED_BATCH):
         batch = turns[start : start + EMBED_BATCH]
         vectors = embedder.embed([t.embedding_text() for t in batch])
@@ -294,7 +317,9 @@ def chunk_embeddings(
         "chunks_per_second": round(done / embed_s, 1) if done and embed_s > 0 else None,
         "turns_embedded": turns_done,
         "turns_embed_seconds": round(turns_s, 3),
-        "distinct_texts_embedded": embedder.distinct_texts,
+        "distinct_texts_embedded": embedder.distinct_texts + (late.texts_run if late else 0),
+        # turns whose vector was read off their chunk's pass (late chunking), not a pass alone
+        "turns_from_chunks": late.turns_written if late else 0,
         "turns_per_second": round(turns_done / turns_s, 1) if turns_done and turns_s > 0 else None,
         "active_model": campaign.active_embedding_model,
         "switched_active_model": switched,

@@ -114,6 +114,18 @@ def _split_long_turn(
     return out
 
 
+def turn_label(entry: Entry) -> str:
+    """The `SPEAKER: ` that opens each line of an entry in a chunk."""
+    return f"{entry.speaker_name or entry.speaker_id or 'Unknown'}: "
+
+
+def turn_line(entry: Entry) -> str:
+    """The line an entry short enough to sit whole in a chunk has there ("" for no text); the
+    embedding step finds turns in their chunk's text by it (`turn_spans.py`)."""
+    text = " ".join(entry.text.split())
+    return turn_label(entry) + text if text else ""
+
+
 def _entry_end(entry: Entry) -> datetime:
     return entry.spoken_at + timedelta(seconds=entry.duration_s or 0.0)
 
@@ -167,11 +179,11 @@ def chunk_transcript(
     units: list[_Unit] = []
     previous: Entry | None = None
     for entry in ordered:
-        text = " ".join(entry.text.split())
-        if not text:
+        line = turn_line(entry)
+        if not line:
             continue
-        label = f"{entry.speaker_name or entry.speaker_id or 'Unknown'}: "
-        line = label + text
+        label = turn_label(entry)
+        text = line[len(label) :]
         cost = cost_of(line)
         brk = is_scene_break(previous, entry, pause_break_s)
         if cost <= budget:

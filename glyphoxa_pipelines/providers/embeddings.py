@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -24,6 +25,14 @@ DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 # vectors within cosine ~0.99 of the float ones but not equal, hence its own id, so a switch
 # marks every float row stale and re-embeds it instead of mixing the two in one index.
 INT8_MODEL_ID = "all-MiniLM-L6-v2-int8"
+# The float model with LATE CHUNKING for turns: chunks get the model's own vectors, and a turn
+# that sits whole in a chunk gets the mean of that chunk pass's token states over its line
+# instead of a pass of its own (about half the step's word pieces). Such a turn vector carries
+# its chunk's context, so it is not the plain id's: its own id marks every row made before
+# stale, and the backfill re-embeds chunks and turns together under it.
+LATE_MODEL_ID = "all-MiniLM-L6-v2-late1"
+# Both at once: the int8 graph's chunk passes, turns read off them.
+INT8_LATE_MODEL_ID = "all-MiniLM-L6-v2-int8-late1"
 DEFAULT_DIMENSION = 384
 DEFAULT_MAX_TOKENS = 256
 # "onnx": a mean-pooled BERT through ONNX Runtime (the same vectors to float rounding, faster;
@@ -88,8 +97,6 @@ def _load_fast_tokenizer(model_path: str) -> Any:
     Truncation and padding from tokenizer.json are switched off, otherwise every count would be
     capped at 128 and an over-long chunk would look like it fits.
     """
-    from pathlib import Path
-
     from tokenizers import Tokenizer
 
     path = Path(model_path) / "tokenizer.json"
@@ -147,6 +154,7 @@ class SentenceTransformerEmbedder:
         batch_size: int = 64,
         backend: str = "auto",
         int8: bool = False,
+        late_turns: bool = False,
     ) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"unknown embedding backend {backend!r}; expected one of {BACKENDS}")
@@ -164,6 +172,9 @@ class SentenceTransformerEmbedder:
         self.backend = backend
         # int8: every vector (documents and queries) from the quantized graph, no float fallback
         self.int8 = int8
+        # late_turns: the embedding step reads turn vectors off their chunk's pass
+        # (`embed_with_spans`); the id must say so (LATE_MODEL_ID)
+        self.late_turns = late_turns
         self._onnx_failed = False
 
     @property
@@ -227,6 +238,48 @@ class SentenceTransformerEmbedder:
                 f"{self.model_id} returned {out.shape[1]} dimensions, expected {self.dimension}"
             )
         return out
+
+    def embed_with_spans(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[list[np.ndarray | None]]]:
+        """Each text's vector (as `embed`) and, for each character span of it, the unit mean
+        of the same pass's token states over the span's word pieces (None for a span the
+        256-piece truncation cut). See `OnnxSentenceEncoder.encode_with_spans`."""
+        encoder = self.onnx_encoder()
+        if encoder is not None:
+            return encoder.encode_with_spans(list(texts), spans)
+        return self._torch_with_spans(list(texts), spans)
+
+    def _torch_with_spans(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[list[np.ndarray | None]]]:
+        """The torch fallback of `embed_with_spans`: one unpadded pass per text."""
+        import torch
+
+        if len(spans) != len(texts):
+            raise ValueError(f"embed_with_spans: {len(texts)} texts but {len(spans)} span lists")
+        bert = self.model[0].auto_model
+        tokenizer = onnx_encoder.make_tokenizer(
+            Path(self.model_path or bundled_model_path()), self.max_tokens
+        )
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        out: list[list[np.ndarray | None]] = []
+        for row, (text, text_spans) in enumerate(zip(texts, spans, strict=True)):
+            enc = tokenizer.encode(text)
+            with torch.inference_mode():
+                hidden = bert(
+                    input_ids=torch.tensor([enc.ids]),
+                    attention_mask=torch.tensor([enc.attention_mask]),
+                    token_type_ids=torch.tensor([enc.type_ids]),
+                ).last_hidden_state[0].numpy()
+            vectors[row] = l2_normalize(hidden.mean(axis=0))[0]
+            ranges = onnx_encoder.token_ranges(
+                enc.offsets, enc.special_tokens_mask, text_spans, truncated=bool(enc.overflowing)
+            )
+            out.append([
+                l2_normalize(hidden[a:b].mean(axis=0))[0] if b > a else None for a, b in ranges
+            ])
+        return vectors, out
 
     def _tokenizer(self) -> Any:
         path = self.model_path or bundled_model_path()
@@ -354,6 +407,12 @@ def get_embedder(
     if kind in {"local", "sentence-transformers", "sentence-transformer", "st", "minilm"}:
         if model == INT8_MODEL_ID:
             return SentenceTransformerEmbedder(model_path, model_id=INT8_MODEL_ID, int8=True)
+        if model == INT8_LATE_MODEL_ID:
+            return SentenceTransformerEmbedder(
+                model_path, model_id=INT8_LATE_MODEL_ID, int8=True, late_turns=True
+            )
+        if model == LATE_MODEL_ID:
+            return SentenceTransformerEmbedder(model_path, model_id=LATE_MODEL_ID, late_turns=True)
         if model and model not in {DEFAULT_MODEL_ID, f"sentence-transformers/{DEFAULT_MODEL_ID}"}:
             return SentenceTransformerEmbedder(
                 model_path or model,

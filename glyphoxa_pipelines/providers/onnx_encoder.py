@@ -324,16 +324,18 @@ class OnnxSentenceEncoder:
         self._wants_types = {i.name for i in self._session.get_inputs()} >= set(_INPUTS)
         self.graph = Path(graph)
 
-    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The last layer's token states, (rows, tokens, dimension)."""
         feed = {"input_ids": ids, "attention_mask": mask}
         if self._wants_types:
             feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feed)[0]
+        return self._session.run(None, feed)[0]
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        hidden = self._hidden(ids, mask)
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return (pooled / norms).astype(np.float32, copy=False)
+        return _unit_rows(pooled)
 
     def encode_one(self, text: str) -> np.ndarray:
         """One text, no padding: the live query path."""
@@ -348,28 +350,62 @@ class OnnxSentenceEncoder:
         pieces = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
         if self.packing == "padded":
             return self._encode_padded(pieces, out)
-        lengths = [len(p) for p in pieces]
-        batches = (
-            equal_length_batches(lengths)
-            if self.packing == "equal_length"
-            else [[i] for i in range(len(pieces))]
-        )
 
         def run(rows: list[int]) -> None:
             ids = np.asarray([pieces[i] for i in rows], dtype=np.int64)
             out[rows] = self._forward(ids, np.ones_like(ids))
 
+        self._run_packed([len(p) for p in pieces], run)
+        return out
+
+    def encode_with_spans(
+        self, texts: list[str], spans: list[list[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[list[np.ndarray | None]]]:
+        """Each text's vector, and for each of its character spans the mean of the same
+        pass's token states over the span's word pieces, L2-normalized (late chunking: a
+        span's vector read in its text's context, at no extra pass). A span the tokenizer's
+        truncation cut, or one holding no word piece, gets None. Packed as `encode` packs
+        ("padded" runs as "equal_length": a padded pass would not change the states' meaning,
+        but nothing needs it)."""
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if len(spans) != len(texts):
+            raise ValueError(f"encode_with_spans: {len(texts)} texts but {len(spans)} span lists")
+        span_out: list[list[np.ndarray | None]] = [[None] * len(s) for s in spans]
+        if not texts:
+            return out, span_out
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ranges = [token_ranges(e.offsets, e.special_tokens_mask, s, truncated=bool(e.overflowing))
+                  for e, s in zip(encodings, spans, strict=True)]
+
+        def run(rows: list[int]) -> None:
+            ids = np.asarray([encodings[i].ids for i in rows], dtype=np.int64)
+            hidden = self._hidden(ids, np.ones_like(ids))
+            out[rows] = _unit_rows(hidden.mean(axis=1))
+            for r, i in enumerate(rows):
+                for k, (first, stop) in enumerate(ranges[i]):
+                    if stop > first:
+                        span_out[i][k] = _unit_rows(hidden[r, first:stop].mean(axis=0))[0]
+
+        self._run_packed([len(e.ids) for e in encodings], run)
+        return out, span_out
+
+    def _run_packed(self, lengths: list[int], run: Callable[[list[int]], None]) -> None:
+        """`run` over the rows' batches (equal length, or one row each for "alone"), a
+        single-threaded pass per worker side by side."""
+        if self.packing == "alone":
+            batches = [[i] for i in range(len(lengths))]
+        else:
+            batches = equal_length_batches(lengths)
         # the biggest passes first, so the last ones to finish are short and both cores stay busy
         batches.sort(key=lambda rows: -len(rows) * lengths[rows[0]])
         if self._workers == 1 or len(batches) == 1:
             for rows in batches:
                 run(rows)
-            return out
+            return
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
             list(pool.map(run, batches))
-        return out
 
     def _encode_padded(self, pieces: list[list[int]], out: np.ndarray) -> np.ndarray:
         order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
@@ -388,6 +424,38 @@ class OnnxSentenceEncoder:
     def dimension(self) -> int:
         shape = self._session.get_outputs()[0].shape
         return int(shape[-1]) if isinstance(shape[-1], int) else 384
+
+
+def _unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (zero rows stay zero), float32, at least two-dimensional."""
+    arr = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (arr / norms).astype(np.float32, copy=False)
+
+
+def token_ranges(
+    offsets: list[tuple[int, int]],
+    special: list[int],
+    spans: list[tuple[int, int]],
+    *,
+    truncated: bool = False,
+) -> list[tuple[int, int]]:
+    """For each character span [start, end) of a text, the [first, stop) token positions of
+    the word pieces inside it, from the tokenizer's `offsets` (special tokens, which carry no
+    characters, never count). In a `truncated` text a span reaching past the last token kept
+    gets (0, 0), as does a span without a word piece."""
+    words = [(i, a, b) for i, ((a, b), sp) in enumerate(zip(offsets, special, strict=True))
+             if not sp]
+    last_end = words[-1][2] if words else 0
+    out: list[tuple[int, int]] = []
+    for start, end in spans:
+        if truncated and end > last_end:
+            out.append((0, 0))
+            continue
+        inside = [i for i, a, b in words if a >= start and b <= end]
+        out.append((inside[0], inside[-1] + 1) if inside else (0, 0))
+    return out
 
 
 def equal_length_batches(lengths: list[int]) -> list[list[int]]:

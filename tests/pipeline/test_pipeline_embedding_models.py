@@ -83,3 +83,97 @@ def test_switching_to_int8_documents_marks_float_rows_stale_and_reembeds(
     query = int8.embedder.embed(["Where does Eldrinax live?"])[0]
     hits = SemanticIndex(db).search(campaign_id, query, 2, model=INT8_MODEL_ID)
     assert hits and hits[0].score < 0.8  # cosine distance
+
+
+def test_late_turn_model_reads_turns_off_their_chunk_and_marks_plain_rows_stale(
+    db: Any, campaign_id: str, pipeline_services: PipelineServices
+) -> None:
+    """The late-chunking id is a model bump for turn rows: plain rows go stale, chunks keep the
+    model's own vectors, a turn whole in a chunk gets the chunk pass's mean over its line, a
+    turn too long for any chunk is embedded alone, and a re-run gives the same vectors."""
+    import numpy as np
+
+    from glyphoxa_pipelines.db.operations import Op, execute, fetch_all
+    from glyphoxa_pipelines.memory import NewEntry, SessionStore
+    from glyphoxa_pipelines.processing.turn_spans import turn_spans
+    from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID, LATE_MODEL_ID
+
+    store = SessionStore(db)
+    session_id = store.start_session(campaign_id).id
+    long_turn = " ".join(["The keep's gate is carved with the names of the dead."] * 30)
+    said = [("matt", "You reach the ruined keep."), ("sam", "Yeah."), ("matt", long_turn),
+            ("laura", "I check the gate for traps."), ("sam", "Yeah."),
+            ("matt", "The innkeeper's silver key fits the lock.")]
+    for i, (speaker, text) in enumerate(said):
+        store.write_entry(
+            session_id, NewEntry(f"k{i}", text, speaker_id=speaker, speaker_name=speaker.upper())
+        )
+    plain = PipelineServices(
+        db, replace(pipeline_services.settings, embedding_model=DEFAULT_MODEL_ID)
+    )
+    run_session_chain(plain, session_id, assets=["transcript_chunks", "chunk_embeddings"])
+    late = PipelineServices(db, replace(pipeline_services.settings, embedding_model=LATE_MODEL_ID))
+    assert late.embedder.model_id == LATE_MODEL_ID
+    stale = [s for s in stale_sessions(late, campaign_id) if s.session_id == session_id][0]
+    assert "chunk_embeddings" in stale.stale_assets
+
+    outcome = run_session_chain(late, session_id, assets=["chunk_embeddings"])["chunk_embeddings"]
+    index = SemanticIndex(db)
+    chunks = index.get_chunks(session_id)
+    entries = store.get_entries(session_id)
+    spans = turn_spans(entries, chunks)
+    long_id = next(e.id for e in entries if e.text == long_turn)
+    assert long_id not in spans and len(spans) == len(said) - 1
+    assert outcome.metadata["turns_from_chunks"] == len(spans)
+    assert outcome.metadata["turns_embedded"] == len(said)
+    assert outcome.metadata["embedded"] == len(chunks)
+    assert all(c.passed for c in outcome.checks), outcome.checks
+    assert not [s for s in stale_sessions(late, campaign_id) if "chunk_embeddings" in s.stale_assets]
+
+    def rows(query: str, params: Any) -> list[dict[str, Any]]:
+        def op() -> Op:
+            return (yield fetch_all(query, params))
+
+        return db.run(op(), transaction=False)
+
+    def turn_vectors(model: str) -> dict[int, np.ndarray]:
+        return {r["entry_id"]: r["embedding"].to_numpy() for r in rows(
+            "SELECT entry_id, embedding FROM entry_embeddings WHERE session_id = %s AND model = %s",
+            (session_id, model))}
+
+    stored = turn_vectors(LATE_MODEL_ID)
+    plain_vectors = turn_vectors(DEFAULT_MODEL_ID)
+    by_chunk = {c.id: c for c in chunks}
+    embedder = late.embedder
+    for entry in entries:
+        if entry.id == long_id:
+            alone = embedder.embed([f"{entry.speaker_name}: {entry.text}"])[0]
+            assert np.allclose(stored[entry.id], alone, atol=1e-5)
+            continue
+        span = spans[entry.id]
+        _, span_vectors = embedder.embed_with_spans(
+            [by_chunk[span.chunk_id].text], [[(span.start, span.end)]])
+        assert np.allclose(stored[entry.id], span_vectors[0][0], atol=1e-5)
+    # the two "SAM: Yeah." are read in their own places, so they differ, unlike plain rows
+    yeahs = [e.id for e in entries if e.text == "Yeah."]
+    assert float(stored[yeahs[0]] @ stored[yeahs[1]]) < 0.999
+    assert np.allclose(plain_vectors[yeahs[0]], plain_vectors[yeahs[1]], atol=1e-6)
+    chunk_rows = {r["chunk_id"]: r["embedding"].to_numpy() for r in rows(
+        "SELECT chunk_id, embedding FROM chunk_embeddings WHERE session_id = %s AND model = %s",
+        (session_id, LATE_MODEL_ID))}
+    for chunk in chunks:  # chunks keep the model's own vectors
+        assert np.allclose(chunk_rows[chunk.id], embedder.embed([chunk.text])[0], atol=1e-6)
+
+    # a turn's vector lost (say, a crash between writes): the re-run reads it off its chunk
+    # again, the same vector, without rewriting the chunk rows
+    lost = yeahs[1]
+
+    def drop() -> Op:
+        yield execute("DELETE FROM entry_embeddings WHERE entry_id = %s AND model = %s",
+                      (lost, LATE_MODEL_ID))
+
+    db.run(drop())
+    again = run_session_chain(late, session_id, assets=["chunk_embeddings"])["chunk_embeddings"]
+    assert again.metadata["embedded"] == 0
+    assert again.metadata["turns_from_chunks"] == again.metadata["turns_embedded"] == 1
+    assert np.allclose(turn_vectors(LATE_MODEL_ID)[lost], stored[lost], atol=1e-6)

@@ -4,6 +4,10 @@ import numpy as np
 import pytest
 
 from glyphoxa_pipelines.providers.embeddings import (
+    DEFAULT_MODEL_ID,
+    INT8_LATE_MODEL_ID,
+    INT8_MODEL_ID,
+    LATE_MODEL_ID,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
     get_embedder,
@@ -50,6 +54,21 @@ def test_factory() -> None:
         get_embedder("openai", model="m")
     with pytest.raises(ValueError):
         get_embedder("nope")
+
+
+def test_each_bundled_model_id_says_how_its_documents_are_made() -> None:
+    """The id is the recipe: int8 graph or float, turns read off chunks (late) or alone."""
+    flags = {
+        model: (e.model_id, e.int8, e.late_turns, e.model_path)
+        for model in (DEFAULT_MODEL_ID, INT8_MODEL_ID, LATE_MODEL_ID, INT8_LATE_MODEL_ID)
+        for e in [get_embedder("local", model=model)]
+    }
+    assert flags == {
+        DEFAULT_MODEL_ID: (DEFAULT_MODEL_ID, False, False, None),
+        INT8_MODEL_ID: (INT8_MODEL_ID, True, False, None),
+        LATE_MODEL_ID: (LATE_MODEL_ID, False, True, None),
+        INT8_LATE_MODEL_ID: (INT8_LATE_MODEL_ID, True, True, None),
+    }
 
 
 @pytest.mark.slow  # real backoff waits

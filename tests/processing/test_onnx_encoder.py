@@ -126,3 +126,54 @@ def test_int8_documents_are_their_own_model_close_to_the_float_vectors() -> None
 def test_int8_vectors_cannot_come_from_torch() -> None:
     with pytest.raises(ValueError, match="int8 vectors come from the ONNX Runtime graph only"):
         SentenceTransformerEmbedder(model_id=INT8_MODEL_ID, int8=True, backend="torch")
+
+
+def test_token_ranges_map_character_spans_to_word_pieces_and_refuse_cut_spans() -> None:
+    # "[CLS] matt : hi . sam : yo [SEP]" of "MATT: hi.\nSAM: yo"
+    offsets = [(0, 0), (0, 4), (4, 5), (6, 8), (8, 9), (10, 13), (13, 14), (15, 17), (0, 0)]
+    special = [1, 0, 0, 0, 0, 0, 0, 0, 1]
+    spans = [(0, 9), (10, 17), (3, 3)]
+    assert onnx_encoder.token_ranges(offsets, special, spans) == [(1, 5), (5, 8), (0, 0)]
+    # truncated after "sam :": the second line lost its last piece, so it has no vector
+    cut = offsets[:7] + [(0, 0)]
+    assert onnx_encoder.token_ranges(cut, special[:7] + [1], spans, truncated=True)[:2] == [
+        (1, 5), (0, 0)]
+
+
+@pytest.mark.slow  # loads the bundled model
+def test_span_vectors_are_the_mean_of_the_texts_own_token_states() -> None:
+    """Late chunking: a line's vector is the unit mean of the chunk pass's token states over
+    the line's word pieces, the same as torch computes, and the text's own vector is `embed`'s.
+    Read in context, it is not the line embedded alone."""
+    import torch
+
+    lines = ["MATT: The innkeeper slides a silver key across the bar.",
+             "LAURA: I pocket it and ask about the dragon.", "SAM: Yeah."]
+    chunk = "\n".join(lines)
+    spans = [(chunk.index(line), chunk.index(line) + len(line)) for line in lines]
+    embedder = SentenceTransformerEmbedder(backend="onnx")
+    vectors, span_vectors = embedder.embed_with_spans([chunk, "dragon"], [spans, []])
+    assert np.allclose(vectors, embedder.embed([chunk, "dragon"]), atol=1e-6)
+    assert span_vectors[1] == []
+
+    tokenizer = onnx_encoder.make_tokenizer(Path(bundled_model_path()), 256)
+    enc = tokenizer.encode(chunk)
+    with torch.inference_mode():
+        hidden = embedder.model[0].auto_model(
+            input_ids=torch.tensor([enc.ids]), attention_mask=torch.tensor([enc.attention_mask]),
+            token_type_ids=torch.tensor([enc.type_ids]),
+        ).last_hidden_state[0].numpy()
+    alone = embedder.embed(lines)
+    for k, (start, end) in enumerate(spans):
+        inside = [i for i, (a, b) in enumerate(enc.offsets)
+                  if not enc.special_tokens_mask[i] and a >= start and b <= end]
+        want = hidden[inside].mean(axis=0)
+        want /= np.linalg.norm(want)
+        got = span_vectors[0][k]
+        assert got is not None and np.abs(got - want).max() < 1e-4
+        assert float(got @ alone[k]) < 0.99  # context moved it: not the line alone
+    torch_vectors, torch_spans = SentenceTransformerEmbedder(backend="torch").embed_with_spans(
+        [chunk], [spans])
+    assert np.abs(torch_vectors - vectors[:1]).max() < 1e-4
+    assert all(np.abs(a - b).max() < 1e-4 for a, b in zip(torch_spans[0], span_vectors[0],
+                                                          strict=True))
