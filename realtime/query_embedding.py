@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID, INT8_MODEL_ID
+from glyphoxa_pipelines.providers.embeddings import (
+    DEFAULT_MODEL_ID,
+    INT8_LATE_MODEL_ID,
+    INT8_MODEL_ID,
+    LATE_MODEL_ID,
+)
 
 log = logging.getLogger(__name__)
 
@@ -198,10 +203,12 @@ class QueryEmbedder:
 
 
 # Document models whose query encoder this process can build by itself: the bundled model, in
-# float and int8 (`providers.embeddings.get_embedder` knows both by id). Another model's
+# float and int8, each also with turns read off their chunk's pass (late chunking changes only
+# turn documents; a query is embedded alone either way). `providers.embeddings.get_embedder`
+# knows all four by id. Another model's
 # queries need its embedder handed in (the service's configured one), else a campaign whose
 # vectors are under it cannot be searched by meaning (`campaign_models.py` says so).
-LOCAL_QUERY_MODELS = frozenset({DEFAULT_MODEL_ID, INT8_MODEL_ID})
+LOCAL_QUERY_MODELS = frozenset({DEFAULT_MODEL_ID, INT8_MODEL_ID, LATE_MODEL_ID, INT8_LATE_MODEL_ID})
 
 
 def local_embedder(model_id: str) -> Any | None:

@@ -75,17 +75,23 @@ def nearest(
     campaign: str = CampaignOpt,
     top: int = typer.Option(5, min=1, max=100),
 ) -> None:
-    """Nearest chunks to a text (the configured embedder): distance, session, chunk, text."""
+    """Nearest chunks to a text under the campaign's active embedding model (the one its
+    search reads, which after a model switch need not be the configured one): distance,
+    session, chunk, text."""
     from glyphoxa_pipelines.config import Settings
     from glyphoxa_pipelines.db import open_database
-    from glyphoxa_pipelines.memory import SemanticIndex
+    from glyphoxa_pipelines.memory import CampaignStore, SemanticIndex
     from glyphoxa_pipelines.pipeline.services import embedder_from_settings
+    from glyphoxa_pipelines.providers.embeddings import get_embedder
 
     settings = Settings.from_env()
     with user_errors(), open_database(settings) as db:
+        active = CampaignStore(db).require(campaign).active_embedding_model
         embedder = embedder_from_settings(settings)
+        if embedder.model_id != active:
+            embedder = get_embedder("local", model=active)
         vector = embedder.embed([text])[0]
-        hits = SemanticIndex(db).search(campaign, vector, top, model=embedder.model_id)
+        hits = SemanticIndex(db).search(campaign, vector, top, model=active)
     for h in hits:
         _row(f"{h.score:.4f}", h.chunk.session_id, h.chunk.id, h.chunk.text[:200])
 

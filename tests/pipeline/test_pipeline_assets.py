@@ -7,6 +7,7 @@ from typing import Any
 
 from dagster import AssetKey, materialize
 
+from glyphoxa_pipelines.config import DEFAULT_EMBEDDING_MODEL
 from glyphoxa_pipelines.defs.campaign_assets import build_campaign_assets
 from glyphoxa_pipelines.defs.partitions import CAMPAIGNS, SESSIONS
 from glyphoxa_pipelines.defs.session_assets import build_session_assets
@@ -47,7 +48,7 @@ def _snapshot(db: Any, campaign_id: str, session_id: str) -> dict[str, Any]:
         "entries": [(e.raw_text, e.text, e.corrector_version) for e in entries],
         "chunks": [(c.id, c.text, tuple(c.entity_ids), c.token_count) for c in chunks],
         "embedded": len(
-            SemanticIndex(db).chunks_missing_embeddings("all-MiniLM-L6-v2", session_id=session_id)
+            SemanticIndex(db).chunks_missing_embeddings(DEFAULT_EMBEDDING_MODEL, session_id=session_id)
         ),
         "entities": sorted(
             (e.id, e.type, e.name, tuple(e.aliases), e.provenance) for e in entities
@@ -94,7 +95,7 @@ def test_session_chain_materializes_with_checks(
     chunks = SemanticIndex(db).get_chunks(session_id)
     assert chunks and all(c.token_count <= 256 for c in chunks)
     assert not SemanticIndex(db).chunks_missing_embeddings(
-        "all-MiniLM-L6-v2", session_id=session_id
+        DEFAULT_EMBEDDING_MODEL, session_id=session_id
     )
     summary = SummaryStore(db).get(session_id)
     assert summary is not None and summary.summary

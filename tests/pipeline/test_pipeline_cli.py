@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from glyphoxa_pipelines.cli import app
+from glyphoxa_pipelines.config import DEFAULT_EMBEDDING_MODEL
 from glyphoxa_pipelines.memory import KnowledgeGraph, SemanticIndex, SessionStore, SummaryStore
 from tests.support.sample_sessions import FACTS_SESSION
 
@@ -71,7 +72,7 @@ def test_process_and_status_on_a_real_crd3_episode_slice(
     chunks = SemanticIndex(db).get_chunks(session_id)
     assert len(chunks) >= 10
     assert not SemanticIndex(db).chunks_missing_embeddings(
-        "all-MiniLM-L6-v2", session_id=session_id
+        DEFAULT_EMBEDDING_MODEL, session_id=session_id
     )
     names = {e.name for e in KnowledgeGraph(db).find_entities(campaign_id)}
     assert {"Kraghammer", "Grog"} & {n.split()[0] for n in names}

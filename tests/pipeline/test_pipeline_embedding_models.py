@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from glyphoxa_pipelines.config import DEFAULT_EMBEDDING_MODEL
 from glyphoxa_pipelines.memory import CampaignStore, SemanticIndex
 from glyphoxa_pipelines.pipeline.runner import run_session_chain
 from glyphoxa_pipelines.pipeline.services import PipelineServices
@@ -33,7 +34,7 @@ def test_second_model_is_backfilled_beside_the_first_then_switched(
     assert [s.stale_assets for s in stale if s.session_id == session_id][0][:1] == [
         "chunk_embeddings"
     ]
-    assert CampaignStore(db).require(campaign_id).active_embedding_model == "all-MiniLM-L6-v2"
+    assert CampaignStore(db).require(campaign_id).active_embedding_model == DEFAULT_EMBEDDING_MODEL
 
     outcome = run_session_chain(hashed, session_id, assets=["chunk_embeddings"])["chunk_embeddings"]
     assert outcome.metadata["embedded"] == len(chunks)
@@ -41,13 +42,13 @@ def test_second_model_is_backfilled_beside_the_first_then_switched(
     assert all(c.passed for c in outcome.checks)
     assert CampaignStore(db).require(campaign_id).active_embedding_model == HashEmbedder.model_id
     # both models' vectors are stored for every chunk
-    for model in ("all-MiniLM-L6-v2", HashEmbedder.model_id):
+    for model in (DEFAULT_EMBEDDING_MODEL, HashEmbedder.model_id):
         assert not index.chunks_missing_embeddings(model, session_id=session_id)
     # queries now use the new model (16 dimensions) and the old one still answers when named
     query = HashEmbedder().embed(["Where does Eldrinax live?"])[0]
     assert index.search(campaign_id, query, 2)
     minilm = pipeline_services.embedder.embed(["Where does Eldrinax live?"])[0]
-    assert index.search(campaign_id, minilm, 2, model="all-MiniLM-L6-v2")
+    assert index.search(campaign_id, minilm, 2, model=DEFAULT_EMBEDDING_MODEL)
     assert not [
         s for s in stale_sessions(hashed, campaign_id) if "chunk_embeddings" in s.stale_assets
     ]

@@ -1,13 +1,19 @@
 """Per-turn embeddings (entry_embeddings): written by the chunk_embeddings step, dropped when an
-entry's text changes, cascaded with the session, and read with similarities by chunk_turns_op."""
+entry's text changes, cascaded with the session, and read with similarities by chunk_turns_op.
+
+These run the plain model, whose turn vector is the turn embedded alone; turns read off their
+chunk's pass (the late ids, the default) are tested in
+test_pipeline_embedding_models.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
+from glyphoxa_pipelines.config import Settings
 from glyphoxa_pipelines.db.operations import Op, fetch_all
 from glyphoxa_pipelines.memory import (
     CampaignStore,
@@ -20,11 +26,18 @@ from glyphoxa_pipelines.memory import (
 from glyphoxa_pipelines.pipeline.runner import run_session_chain
 from glyphoxa_pipelines.pipeline.services import PipelineServices
 from glyphoxa_pipelines.pipeline.staleness import stale_sessions
+from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID
 from realtime.fact_search import chunk_turns_op
 
 pytestmark = pytest.mark.slow  # embeds turns with the bundled model
 
-MODEL = "all-MiniLM-L6-v2"
+MODEL = DEFAULT_MODEL_ID
+
+
+@pytest.fixture
+def pipeline_services(db: Any) -> PipelineServices:
+    """The plain model's pipeline, whatever the configured default."""
+    return PipelineServices(db, replace(Settings.from_env(), embedding_model=MODEL))
 
 
 def _rows(db: Any, query: str, params: Any = None) -> list[dict[str, Any]]:
