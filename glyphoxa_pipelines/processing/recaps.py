@@ -217,7 +217,8 @@ def recap_from_summary(
         chosen.add(p)
         used += len(p.split())
     while used > budget and len(chosen) > len(must):  # over budget on the must-haves alone
-        drop = min((p for p in chosen if p not in must), key=names_in)
+        # in the story's order, so a tie does not fall to the set's (hash-seeded) order
+        drop = min((p for p in points if p in chosen and p not in must), key=names_in)
         chosen.discard(drop)
         used -= len(drop.split())
     ordered = [p for p in points if p in chosen]
