@@ -185,10 +185,10 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     from locomo import load_baselines
     from turn_baselines import dense_scores, pack, ranked
 
-    from glyphoxa_pipelines.config import Settings
+    from glyphoxa_pipelines.config import DEFAULT_EMBEDDING_MODEL, Settings
     from glyphoxa_pipelines.db import Database, embedded, resolve_url
     from glyphoxa_pipelines.pipeline import PipelineServices
-    from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID, get_embedder
+    from glyphoxa_pipelines.providers.embeddings import get_embedder
     from realtime import session_search as ss
     from realtime import tools as tl
     from realtime.service import MemoryService
@@ -199,10 +199,11 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     episodes = load_episodes(folder, args.episodes)
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-crd3-"))).resolve()
     home.chmod(0o755)
-    # GLYPHOXA_EMBEDDING_MODEL picks the document model as in production (bench/locomo.py too)
+    # GLYPHOXA_EMBEDDING_MODEL picks the document model; unset, production's default
+    # (bench/locomo.py too)
     settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"),
                         embedding_model=os.environ.get("GLYPHOXA_EMBEDDING_MODEL",
-                                                       DEFAULT_MODEL_ID))
+                                                       DEFAULT_EMBEDDING_MODEL))
     url = resolve_url(settings)
     embedder = get_embedder("local", model=settings.embedding_model)
     db = Database(url, max_size=4).open()

@@ -288,10 +288,10 @@ async def dump_features(svc: Any, scope: Any, question: str, top_k: int, gold: s
 
 
 async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
-    from glyphoxa_pipelines.config import Settings
+    from glyphoxa_pipelines.config import DEFAULT_EMBEDDING_MODEL, Settings
     from glyphoxa_pipelines.db import Database, embedded, resolve_url
     from glyphoxa_pipelines.pipeline import PipelineServices
-    from glyphoxa_pipelines.providers.embeddings import DEFAULT_MODEL_ID, get_embedder
+    from glyphoxa_pipelines.providers.embeddings import get_embedder
     from realtime import session_search as ss
     from realtime import tools as tl
     from realtime.service import MemoryService
@@ -302,10 +302,10 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     samples = samples[: args.limit or None]
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-locomo-"))).resolve()
     home.chmod(0o755)
-    # GLYPHOXA_EMBEDDING_MODEL picks the model as in production (e.g. the int8 documents)
+    # GLYPHOXA_EMBEDDING_MODEL picks the document model; unset, production's default
     settings = Settings(home=home, database_url=os.environ.get("GLYPHOXA_DATABASE_URL"),
                         embedding_model=os.environ.get("GLYPHOXA_EMBEDDING_MODEL",
-                                                       DEFAULT_MODEL_ID))
+                                                       DEFAULT_EMBEDDING_MODEL))
     url = resolve_url(settings)
     embedder = get_embedder("local", model=settings.embedding_model)
     db = Database(url, max_size=4).open()
