@@ -67,3 +67,22 @@ def test_the_chains_pure_products_do_not_depend_on_the_hash_seed() -> None:
     assert first.count("\nentity ") >= 3 and "\nfact " in first and "recap 'Previously" in first
     for seed in ("2", "3"):
         assert _products(seed) == first
+
+
+def test_the_recap_is_the_same_for_the_same_story_whatever_its_ids() -> None:
+    """What made bench/pipeline.py's C1E001 recap read 249, 254 or 255 words from run to run:
+    not the hash seed but the run's campaign id (a timestamp tag), which reached the session id
+    that seeded the recap's connectives and closer."""
+    from dataclasses import replace
+
+    from glyphoxa_pipelines.processing.recaps import recap_from_summary
+    from tests.processing.test_recaps import story_summary
+
+    summary = story_summary()
+    recaps = {
+        recap_from_summary(replace(summary, session_id=sid, campaign_id=cid), facts=[],
+                           campaign_name="Test", characters=["Vex", "Vax", "Grog"]).text
+        for sid, cid in [("s1", "c1"), ("bench-one-1764005000--c1e001", "bench-one-1764005000"),
+                         ("bench-one-1764005371--c1e001", "bench-one-1764005371"), ("x", "y")]
+    }
+    assert len(recaps) == 1
