@@ -24,7 +24,7 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-RECAP_VERSION = "story-recap-v3"  # v3: "the corpses you come across" told as "they"
+RECAP_VERSION = "story-recap-v4"  # v4: phrasing seeded by the story, not the session id
 LLM_RECAP_VERSION = "llm-recap-v3"  # v3: last-scene material read-aloud safe
 
 _CONNECTIVES = ["At first,", "Then", "Soon after,", "Before long,", "Later,", "And so"]
@@ -188,12 +188,15 @@ def recap_from_summary(
     """A spoken "Previously on..." from a session summary: the party by their characters'
     names, where the story opened, what they are after, what happened on the way, and the
     last scene as the cliffhanger, in the third person, `min_words`..`max_words` words when
-    the summary has that much to tell. Deterministic for a given session.
+    the summary has that much to tell. Deterministic for a given summary: the same story gives
+    the same recap whatever ids the import minted for its campaign and session.
 
     `characters`: the player characters' names (e.g. `cast.infer_characters`' values or the
     graph's PCs); `facts`: fact sentences, used only when the story leaves room.
     """
-    seed = zlib.crc32(summary.session_id.encode())
+    # the connectives and the closer vary between sessions for variety, but from the story
+    # itself: seeded by the ids, one transcript imported twice got two different recaps
+    seed = zlib.crc32("\n".join([summary.summary, *summary.key_points]).encode())
     scenes = _points_by_scene(summary)
     points = list(dict.fromkeys(p for scene in scenes for p in scene))
     last = set(scenes[-1][-2:]) if scenes else set()
