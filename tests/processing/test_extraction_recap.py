@@ -102,6 +102,10 @@ def test_a_short_recap_among_the_shows_opening_words_is_read() -> None:
                     "dragon Bahamut is her deity.")
     assert ("vox", "seeking", "kima") in found
     assert ("kima", "worships", "bahamut") in found
+    # "the party managed to ..." tells the story too
+    found = opening("For those who just joined us, the party managed to make their way to "
+                    "Kraghammer. They were looking for Lady Kima of Vord.")
+    assert ("vox", "travelled_to", "kraghammer") in found
 
 
 def test_a_short_opening_line_that_tells_no_party_story_stays_out() -> None:

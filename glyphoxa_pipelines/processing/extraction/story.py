@@ -32,12 +32,13 @@ _PLUG = re.compile(
 )
 
 
-_RECAP = re.compile(r"\bthe\s+party\s+(?:has|had|was|were|then)\b", re.I)
+_RECAP = re.compile(r"\bthe\s+party\s+(?:has|had|was|were|then|managed?|made)\b", re.I)
 
 
 def recap_turn(entry: Entry) -> bool:
     """The DM's recap of the party's story: a long DM turn that says what "the party has /
-    had / was / were / then" done ("So the party was hired to go into Kraghammer ...")."""
+    had / was / were / then / managed / made" done ("So the party was hired to go into
+    Kraghammer ...", "The party managed to make their way to the city")."""
     return (entry.speaker_role == "dm" and len(entry.text.split()) >= MONOLOGUE_WORDS
             and _RECAP.search(entry.text) is not None)
 
