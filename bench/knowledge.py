@@ -9,7 +9,7 @@ by side in a subprocess (`PYTHONPATH=<base> python bench/knowledge.py --dump`):
   each extracted alone on an empty graph: precision (in-game and typed as the gold allows),
   recall of the gold entities; and "in campaign order": the episode extracted after the ones
   before it, scored on its new entities plus the graph's entities it mentions (their types
-  as the graph holds them);
+  as the graph holds them, their names with the spellings the session resolved to them);
 - facts: specific (stated, not `associated_with`) facts per episode over all eight, and on the
   gold episodes their precision by the gold file's matching rule (evidence turn within 3 turns
   of a gold fact between the same two entities; anything else counts as wrong);
@@ -100,8 +100,10 @@ def _result_json(
     resolved = {r.entity_id for r in result.resolutions if r.existing and r.entity_id in by_id}
     return {
         "entities": [_entity_json(e) for e in result.entities],
-        # the graph's entities this session mentions: in campaign order, the session's view
-        "resolved": [_entity_json(by_id[i]) for i in sorted(resolved)],
+        # the graph's entities this session mentions, with the spellings it resolved to them
+        # ("Stillben" to C1E001's "Stilben"): in campaign order, the session's view
+        "resolved": [_entity_json(by_id[i]) | {"aliases": [
+            *by_id[i].aliases, *result.new_aliases.get(i, [])]} for i in sorted(resolved)],
         "facts": [
             {
                 "source": names.get(r.source_id, r.source_id),

@@ -153,3 +153,18 @@ def test_you_after_several_players_is_the_party_after_one_that_player() -> None:
         found = facts(extract_knowledge(entries(one), [*GRAPH, party]))
         assert ("vex", "travelled_to", "emberhold") in found
         assert ("vox", "travelled_to", "emberhold") not in found
+
+
+def test_a_reaction_between_two_dm_turns_to_the_party_leaves_you_the_party() -> None:
+    party = Entity("c1", "vox", "faction", "Vox Machina", attributes={"party": True})
+    story = ("MATT", "You guys managed to survive the fight.")
+    lines = [*CALLS, story, ("TRAVIS", "Barely."), ("MATT", "You then entered Emberhold.")]
+    found = facts(extract_knowledge(entries(lines), [*GRAPH, party]))
+    assert found[("vox", "travelled_to", "emberhold")].attributes["coreference"] == "party"
+    assert ("grog", "travelled_to", "emberhold") not in found
+    # near misses: a declared action or a question between is a turn the DM answers
+    for between in (("TRAVIS", "I search the bodies."), ("TRAVIS", "Wait, where?")):
+        lines = [*CALLS, story, between, ("MATT", "You then entered Emberhold.")]
+        found = facts(extract_knowledge(entries(lines), [*GRAPH, party]))
+        assert ("grog", "travelled_to", "emberhold") in found, between
+        assert ("vox", "travelled_to", "emberhold") not in found, between

@@ -22,7 +22,9 @@ reader resolves that "you" in three ways, and so does this module:
   declaring their own action ("I draw back the blade ... and I lop it off"): the long turn
   narrates that deed's outcome, and "you" is that player's character. At a table of seven,
   the last speaker is often not the one addressed (players talk over each other), so facts
-  read this way go to the DM's review queue whatever the turn's length.
+  read this way go to the DM's review queue whatever the turn's length. A DM turn after one
+  that spoke to the party, with only players' short reactions between ("you guys managed to
+  survive." "Barely." "... where you had met Clarota"), still speaks to the party.
 
 Player turns are not read here: a player's "you" is another player, unnamed; their "I" is
 their own character (the `speaker` reading in `svo`).
@@ -36,7 +38,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from glyphoxa_pipelines.memory.models import Entity, Entry
-from glyphoxa_pipelines.processing.extraction.characters import Cast, declared_by, repliers
+from glyphoxa_pipelines.processing.extraction.characters import (
+    Cast,
+    declared_by,
+    previous_dm_turn,
+    repliers,
+)
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.resolution import name_key
 
@@ -88,6 +95,15 @@ def _vocatives(s: Sentence, spans: Sequence[tuple[int, int, str]],
     return out
 
 
+def _to_party(entry: Entry, reading: You | None) -> bool:
+    """The DM's turn spoke to the party: its last "you" was read so, or, for a turn the story
+    sentences leave out (a fight's summary the classifier takes for rules talk), its words
+    say "you guys"."""
+    if reading is not None:
+        return reading.reading == "party"
+    return _PLURAL_YOU.search(entry.text) is not None
+
+
 def party_entity(entities: dict[str, Entity]) -> str | None:
     """The campaign's party: the one entity the DM marked `party` (none or several: None)."""
     marked = [e.id for e in entities.values() if e.attributes.get("party") is True]
@@ -116,6 +132,7 @@ def dm_addressees(
     party = party_entity(entities)
     index_of = {id(e): i for i, e in enumerate(entries)}
     reply_of: dict[int, You] = {}
+    addressed: dict[int, You] = {}  # per DM turn, its last sentence's "you" reading
     out: list[You] = []
     entry: Entry | None = None
     called: str | None = None  # the character the turn's last vocative named
@@ -128,25 +145,32 @@ def dm_addressees(
         named = _vocatives(s, mentions, players)
         if _PLURAL_YOU.search(s.text) or len(set(named)) > 1:
             out.append(You(party, "party") if party else You())
+            addressed[index_of[id(s.entry)]] = out[-1]
             called = None if len(set(named)) > 1 else called
             continue
         if named:
             called = named[0]
         if called is not None:
             out.append(You(called, "vocative"))
+            addressed[index_of[id(s.entry)]] = out[-1]
             continue
         if not _YOU.search(s.text):
             out.append(You())
             continue
         i = index_of[id(s.entry)]
         if i not in reply_of:
-            if len(s.entry.text.split()) < NARRATION_WORDS:
+            before = previous_dm_turn(entries, i)
+            if before is not None and _to_party(entries[before], addressed.get(before)):
+                # only a reaction between ("Barely."): still the party's story
+                reply_of[i] = You(party, "party") if party else You()
+            elif len(s.entry.text.split()) < NARRATION_WORDS:
                 reply_of[i] = _reply(repliers(entries, i, cast), by_key, party)
             elif who := by_key.get(declared_by(entries, i, cast) or ""):
                 reply_of[i] = You(who, "reply")  # a long outcome of one player's declared deed
             else:
                 reply_of[i] = You(party, "party") if party else You()
         out.append(reply_of[i])
+        addressed[i] = reply_of[i]
     return out
 
 

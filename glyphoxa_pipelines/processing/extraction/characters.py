@@ -246,3 +246,20 @@ def declared_by(entries: Sequence[Entry], index: int, cast: Cast) -> str | None:
     if speaker is None or not _DECLARES.search(entries[index - 1].text):
         return None
     return cast.character_of(speaker)
+
+
+REACTION_WORDS = 3  # "Barely.", "Yeah! Trinket!": a player's aside, not a turn the DM answers
+
+
+def previous_dm_turn(entries: Sequence[Entry], index: int) -> int | None:
+    """The DM's turn before turn `index`, when only players' short reactions lie between
+    (`REACTION_WORDS` words at most, no question, no declared action): the DM is still
+    telling the same thing to the same people ("you guys managed to survive." "Barely."
+    "... where you had met Clarota")."""
+    for j in range(index - 1, max(-1, index - 1 - REPLY_REACH), -1):
+        if entries[j].speaker_role == "dm":
+            return j
+        text = entries[j].text
+        if (len(text.split()) > REACTION_WORDS or "?" in text or _DECLARES.search(text)):
+            return None
+    return None

@@ -59,6 +59,7 @@ from glyphoxa_pipelines.processing.extraction.roles import role_facts
 from glyphoxa_pipelines.processing.extraction.story import story_sentences
 from glyphoxa_pipelines.processing.extraction.svo import Speakers, svo_facts
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
+from glyphoxa_pipelines.processing.extraction.where_clause import where_facts
 from glyphoxa_pipelines.processing.mentions import MentionFinder
 
 if TYPE_CHECKING:
@@ -424,6 +425,7 @@ class _SentenceMentions:
             self.facts += role_facts(
                 sentences[i], doc, self.spans[i], entities, speakers[i], base_confidence
             )
+            self.facts += where_facts(sentences[i], doc, self.spans[i], entities, base_confidence)
 
 
 def _cooccurrence_facts(

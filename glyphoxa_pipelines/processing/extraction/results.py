@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v7"  # v7: a name given to "this" is a thing, a "she" skips a
+EXTRACTOR_VERSION = "spacy-v8"  # v8: a recap line of any length, "the party managed",
+# "her deity" is worship, "hired to find X" is seeking, "PLACE, where X is held" (held_in),
+# a reaction between two DM turns to the party leaves "you" the party;
+# v7: a name given to "this" is a thing, a "she" skips a
 # "father", "you" after several players is the party, a head taken off, a long turn after a
 # declared deed; v6: a second verb in its own voice, "born to" a people,
 # names the story cues past the tagger's date label, the recap's "they" over its whole turn,

@@ -1,6 +1,7 @@
 """What one person is to another, said with a noun: "her father, Kohren", "Pike's
-great-great-grandfather, Wilhand", "my bear Trinket", "Lady Kima was, specifically, a paladin
-of Bahamut"; and whose a named thing is: "Percy's Bad News", "the Bad News, your crazy gun".
+great-great-grandfather, Wilhand", "my bear Trinket", "Bahamut is her deity", "Lady Kima was,
+specifically, a paladin of Bahamut"; and whose a named thing is: "Percy's Bad News", "the Bad
+News, your crazy gun".
 
 Real play seldom says "X is the father of Y" with the two names side by side, so the surface
 patterns (`relations`) miss most kinship. The parse shows it as a noun of kin or of standing
@@ -49,6 +50,8 @@ KIN: dict[str, tuple[str, bool]] = {
     **{w: ("mentor_of", False) for w in words("apprentice student pupil")},
     # an animal or mount that is someone's: "my bear Trinket", "your hawk"
     **{w: ("owns", False) for w in words("pet bear wolf hawk horse mount familiar")},
+    # the god one serves: "Bahamut is her deity", "his goddess, Sarenrae"
+    **{w: ("worships", False) for w in words("deity god goddess")},
 }
 _PERSONS = frozenset({"npc", "player"})
 # an animal companion is often typed as an NPC by name alone ("Trinket")
@@ -111,6 +114,8 @@ def _kin_fact(
         return None
     if rel_type == "owns":
         ok = entities[src].type in _PERSONS and entities[dst].type in _OWNED
+    elif rel_type == "worships":
+        ok = entities[src].type in _PERSONS and entities[dst].type == "concept"
     else:
         ok = entities[src].type in _PERSONS and entities[dst].type in _PERSONS
     return (src, rel_type, dst) if ok else None

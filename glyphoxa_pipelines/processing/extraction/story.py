@@ -32,12 +32,13 @@ _PLUG = re.compile(
 )
 
 
-_RECAP = re.compile(r"\bthe\s+party\s+(?:has|had|was|were|then)\b", re.I)
+_RECAP = re.compile(r"\bthe\s+party\s+(?:has|had|was|were|then|managed?|made)\b", re.I)
 
 
 def recap_turn(entry: Entry) -> bool:
     """The DM's recap of the party's story: a long DM turn that says what "the party has /
-    had / was / were / then" done ("So the party was hired to go into Kraghammer ...")."""
+    had / was / were / then / managed / made" done ("So the party was hired to go into
+    Kraghammer ...", "The party managed to make their way to the city")."""
     return (entry.speaker_role == "dm" and len(entry.text.split()) >= MONOLOGUE_WORDS
             and _RECAP.search(entry.text) is not None)
 
@@ -59,10 +60,11 @@ def story_sentences(entries: Sequence[Entry], world_names: Iterable[str] = ()) -
         # a character's recorded introduction is often played before the DM opens the
         # story (the classifier's pre-show); it is the story all the same, sentence by
         # sentence. So is the DM's recap of the party's story ("So the party was hired to
-        # ..."), which the classifier can take for the pre-show it closes
+        # ..."), which the classifier can take for the pre-show it closes, long or short: a
+        # two-sentence recap among the show's opening words is the story all the same
         long_turn = len(line.text.split()) >= MONOLOGUE_WORDS
-        if long_turn and (line.role == "player" or (
-                line.role == "dm" and _RECAP.search(line.text))):
+        if (long_turn and line.role == "player") or (
+                line.role == "dm" and _RECAP.search(line.text)):
             in_game[i] = [_normalize(t) for t, kind in classify_line(line, context) if kind.in_game]
     index_of = {id(e): i for i, e in enumerate(entries)}
     out = []

@@ -352,6 +352,12 @@ def _task(verb: Token) -> bool:
     return any(c.dep_ in ("xcomp", "ccomp") and c.pos_ == "VERB" for c in verb.children)
 
 
+def _set_as_task(verb: Token) -> bool:
+    """The verb is the task another sets: "was hired to find Lady Kima" says the party went
+    looking for her, not that they met her (that comes sessions later)."""
+    return verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _QUEST_VERBS
+
+
 def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
     """A gift says what thing was given ("gives the gauntlet to Grog", "gives Bad News to
     Percy"); "give it to Keyleth" leaves the thing unnamed, and "give a nod / a little
@@ -501,6 +507,8 @@ def svo_facts(
                 if found is None:
                     continue
                 rel_type, how = found
+                if rel_type == "met" and _set_as_task(verb):
+                    rel_type = "seeking"
                 if rel_type == "leader_of" and lemma_prep == "" and any(
                         c.dep_ == "prep" and c.lower_ in _GUIDING_PREPS for c in verb.children):
                     continue  # "leads you to the vault": a guide, not a ruler
