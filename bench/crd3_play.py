@@ -100,7 +100,9 @@ def align(sentence: str, turn_texts: Sequence[str], width: int = GOLD_TURNS
     best: tuple[float, int, int] | None = None
     for start in range(max(1, n - width + 1)):
         seen = set().union(*hits[start:start + width])
-        mass = sum(idf[t] for t in seen)
+        # fsum: exactly rounded, so the set's hash-seeded order cannot break a near tie
+        # between two runs differently from one process to the next (the gold moved).
+        mass = math.fsum(idf[t] for t in seen)
         if best is None or mass > best[0]:
             best = (mass, start, len(seen))
     if best is None or best[2] < MIN_SHARED:

@@ -36,6 +36,12 @@ class SearchConfig:
     # HNSW candidate list of the vector leg (at least twice the neighbours asked), set for
     # that one statement: enough recall for a turn re-ranker, cheaper than the pool's 200.
     hnsw_ef_search: int = 64
+    # Pseudo-relevance feedback (`feedback.py`): a second vector search from the query moved
+    # towards the best `feedback_windows` fused windows (`feedback_beta` of their mean), fused
+    # as a third list with weight `feedback_weight`. 0 windows switches it off.
+    feedback_windows: int = 0
+    feedback_beta: float = 0.7
+    feedback_weight: float = 1.0
     # The full-text leg ranks by term frequency (`ts_rank`), not cover density: proximity
     # says little when any word may match, and cover density costs several times as much.
     text_rank: Literal["frequency", "cover_density"] = "frequency"
@@ -71,6 +77,10 @@ WIDE_CANDIDATES = replace(SESSION_SEARCH, candidates_per_result=5, windows_per_r
 SCENE_PROBE = replace(SESSION_SEARCH, scene_windows=40, scene_tokens=300)
 # Bench variant: packing by evidence alone, whatever a turn costs (before evidence per token).
 PROBABLE_FIRST = replace(SESSION_SEARCH, cost_exponent=0.0)
+# Bench variants: pseudo-relevance feedback on vectors.
+FEEDBACK = replace(SESSION_SEARCH, feedback_windows=3)
+FEEDBACK_LIGHT = replace(SESSION_SEARCH, feedback_windows=3, feedback_weight=0.5)
+FEEDBACK_FAR = replace(SESSION_SEARCH, feedback_windows=5, feedback_beta=1.5)
 
 RECIPES: dict[str, SearchConfig] = {
     "session_search": SESSION_SEARCH,
@@ -80,4 +90,7 @@ RECIPES: dict[str, SearchConfig] = {
     "wide_candidates": WIDE_CANDIDATES,
     "scene_probe": SCENE_PROBE,
     "probable_first": PROBABLE_FIRST,
+    "feedback": FEEDBACK,
+    "feedback_light": FEEDBACK_LIGHT,
+    "feedback_far": FEEDBACK_FAR,
 }

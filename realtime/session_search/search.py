@@ -15,6 +15,7 @@ from typing import Any
 
 from glyphoxa_pipelines.memory.models import ChunkHit
 from realtime.session_search.config import SESSION_SEARCH, SearchConfig
+from realtime.session_search.feedback import chunk_vectors_op, rocchio
 from realtime.session_search.fusion import rrf
 from realtime.session_search.legs import (
     Filters,
@@ -66,7 +67,24 @@ async def hybrid(
             text_leg.cancel()
     status: TextLeg = "off" if not wt else "timeout" if text_hits is None else "ok"
     fused = rrf([vector_hits, text_hits or []], k=config.rrf_k, weights=[wv, wt])
+    if config.feedback_windows > 0 and vec is not None and fused:
+        second = await feedback_leg(host, campaign_id, vec, fused, n, filters, config)
+        fused = rrf([vector_hits, text_hits or [], second], k=config.rrf_k,
+                    weights=[wv, wt, config.feedback_weight])
     return fused[: config.windows_per_result * top_k], vec, status
+
+
+async def feedback_leg(
+    host: SearchHost, campaign_id: str, vec: QueryVector, fused: list[Fused], n: int,
+    filters: Filters, config: SearchConfig,
+) -> list[ChunkHit]:
+    """The `n` nearest chunks to the query moved towards the best fused windows
+    (`feedback.py`), under the same filters and model."""
+    best = [h.chunk.id for h, _, _ in fused[: config.feedback_windows]]
+    docs = await host.run(chunk_vectors_op(campaign_id, best, vec.model), transaction=False)
+    moved = rocchio(vec.vector, docs, config.feedback_beta)
+    return await vector_leg(host, campaign_id, QueryVector(moved, vec.model), n, filters,
+                            config)
 
 
 async def fetch_candidates(
