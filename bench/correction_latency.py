@@ -40,7 +40,15 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from build_stt_corpus import default_out  # noqa: E402
-from correction_stt import build_entities, load_corpus, parties, with_party  # noqa: E402
+from correction_stt import (  # noqa: E402
+    DEFAULT_DATA,
+    SESSION_TURNS,
+    build_entities,
+    load_corpus,
+    parties,
+    widen_scenes,
+    with_party,
+)
 
 PACKAGE = "glyphoxa_pipelines"
 
@@ -109,6 +117,7 @@ def first_sight_pair(
         command = [sys.executable, __file__, "--base", str(args.base), "--new", str(args.new)]
         command += ["--corpus", str(folder), "--names", str(args.names)]
         command += ["--seed", str(args.seed), "--child"]
+        command += ["--speaker", "--data", str(args.data)] if args.speaker else []
         result = subprocess.run(command, capture_output=True, text=True, check=True)
         spent = json.loads(result.stdout.strip().splitlines()[-1])
         best = (
@@ -161,6 +170,13 @@ def main(argv: list[str] | None = None) -> int:
         help="also time each held-out line once, after warming on the tune lines only",
     )
     parser.add_argument("--first-sight-runs", type=int, default=3, help="fresh processes")
+    parser.add_argument(
+        "--speaker",
+        action="store_true",
+        help="scenes with the names each speaker said earlier in the session, as the live "
+        "scene has them and correction_stt.py gives them (reads CRD3 under --data)",
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rounds < 1:
@@ -173,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"bench": "correction_latency", "skipped": True}))
         return 0
     rows, entities = load_corpus(folder)
+    if args.speaker:
+        crd3 = [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
+        if not widen_scenes(rows, args.data, crd3, SESSION_TURNS, "speaker"):
+            parser.error(f"--speaker: no CRD3 under {args.data}")
     with_party(rows, parties())
     known = build_entities(entities, args.names, args.seed)
     if args.child:

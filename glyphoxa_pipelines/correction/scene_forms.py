@@ -132,10 +132,29 @@ class SceneForms:
 NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
 
 
+# What a form brings to a scene: the lengths of its code variants (None without codes), its
+# word count when several, whether it begins with a V, its folded codes less the last sound
+_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...]]
+
+
+def _facts_of(form: NameForm) -> _Facts:
+    lengths: set[int] = set()  # of the variants: a code's own, one less from four letters on
+    for code in form.codes:
+        lengths.add(len(code))
+        if len(code) >= 4:
+            lengths.add(len(code) - 1)
+    size = len(form.words)
+    if size > 1:
+        return (frozenset(lengths) if form.codes else None, size, False, ())
+    shorts = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
+    return (frozenset(lengths) if form.codes else None, 0, form.joined.startswith("v"), shorts)
+
+
 @lru_cache(maxsize=8)
-def _short_keys(index: NameIndex) -> dict[int, tuple[str, ...]]:
-    """A form of the index (by id: the index holds its forms) → its folded codes less the last
-    sound, filled as scenes name the forms."""
+def _form_facts(index: NameIndex) -> dict[int, _Facts]:
+    """A form of the index (by id: the index holds its forms) → what it brings to a scene,
+    filled as scenes name the forms: worked out once per process, not once per scene a form
+    is in (a speaker's own names make most scenes new)."""
     return {}
 
 
@@ -148,33 +167,30 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
     canon = frozenset(f.canonical for f in forms.values())
     members: dict[int, NameForm] = {}
-    lengths: set[int] = set()  # of the variants: a code's own, one less from four letters on
+    lengths: set[int] = set()
     by_size: dict[int, list[NameForm]] = {}
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
     single: list[NameForm] = []
     anchor_words: set[str] = set()
-    # each name's short keys are worked out once per process, not once per scene it is in
-    known = _short_keys(index)
+    known = _form_facts(index)
     for key, form in forms.items():
         if form.common:
             continue
-        if form.codes:
+        facts = known.get(key)
+        if facts is None:
+            facts = known[key] = _facts_of(form)
+        code_lengths, size, starts_v, shorts = facts
+        if code_lengths is not None:
             members[key] = form
-            for code in form.codes:
-                lengths.add(len(code))
-                if len(code) >= 4:
-                    lengths.add(len(code) - 1)
-        if len(form.words) > 1:
-            by_size.setdefault(len(form.words), []).append(form)
+            lengths |= code_lengths
+        if size:
+            by_size.setdefault(size, []).append(form)
             anchor_words.update(form.words)
             continue
-        if form.joined.startswith("v"):
+        if starts_v:
             voiced.append(form)
         single.append(form)
-        shorts = known.get(key)
-        if shorts is None:
-            shorts = known[key] = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
         for short in shorts:
             by_short.setdefault(short, []).append(form)
     return SceneForms(

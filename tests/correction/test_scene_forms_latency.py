@@ -121,3 +121,58 @@ def test_a_confident_window_is_still_anchored_without_its_code() -> None:
     text = "we met big born today and kept going"
     sure = [0.99] * len(text.split())
     assert correct(text, index, sure, scene=["Thessa Morn", "Keyleth"]).text == text
+
+
+def _layout(index: NameIndex, scene: tuple[str, ...]) -> tuple[object, ...]:
+    """A scene's layout worked out from scratch, form by form, in the scene's order."""
+    forms = {
+        id(f): f
+        for name in scene
+        for f in index.forms
+        if f.canonical in {g.canonical for g in index.forms if name in (g.surface, g.canonical)}
+    }
+    kept = [f for f in forms.values() if not f.common]
+    lengths = {len(c) - d for f in kept for c in f.codes for d in ((0, 1) if len(c) >= 4 else (0,))}
+    singles = [f for f in kept if len(f.words) == 1]
+    by_short: dict[str, list[int]] = {}
+    for f in singles:
+        for short in sorted(
+            {c.translate(str.maketrans("PM", "FN"))[:-1] for c in f.codes if len(c) >= 3}
+        ):
+            by_short.setdefault(short, []).append(id(f))
+    by_size: dict[int, list[int]] = {}
+    for f in kept:
+        if len(f.words) > 1:
+            by_size.setdefault(len(f.words), []).append(id(f))
+    return (
+        frozenset(f.canonical for f in forms.values()),
+        frozenset(lengths),
+        by_size,
+        {k: sorted(v) for k, v in by_short.items()},
+        [id(f) for f in singles if f.joined.startswith("v")],
+        [id(f) for f in singles],
+        frozenset(w for f in kept if len(f.words) > 1 for w in f.words),
+    )
+
+
+def test_a_scene_laid_out_from_remembered_form_facts_is_laid_out_as_from_scratch() -> None:
+    # each form's share of a scene is worked out once per process: scenes laid out later,
+    # from the remembered facts, must come out as a scene laid out from scratch
+    index = NameIndex(ENTITIES)
+    rng = random.Random(11)
+    names = [f.surface for f in index.forms]
+    scenes = [tuple(rng.sample(names, rng.randint(1, len(names)))) for _ in range(40)]
+    multi = 0
+    for scene in [*scenes, *scenes]:
+        got = scene_forms.__wrapped__(index, scene)
+        multi += bool(got.by_size)
+        assert (
+            got.canon,
+            got.variant_lengths,
+            {k: [id(f) for f in v] for k, v in got.by_size.items()},
+            {k: sorted(id(f) for f in v) for k, v in got.by_short.items()},
+            [id(f) for f in got.voiced],
+            [id(f) for f in got.single],
+            got.anchor_words,
+        ) == _layout(index, scene), scene
+    assert multi > 0  # the multi-word branch was taken
