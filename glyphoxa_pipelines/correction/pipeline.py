@@ -15,6 +15,7 @@ from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, C
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
 from glyphoxa_pipelines.correction.possessive import mask_possessives, with_possessives
+from glyphoxa_pipelines.correction.scene_rivals import yield_to_scene
 
 DEFAULT_CONFIG = CorrectionConfig()
 
@@ -69,6 +70,8 @@ def correct(
             extra = with_possessives(extra, again, masked)
         done = [*settled, *((c.start, c.end) for c in extra)]
         extra += very_doubted(text, index, scan, word_confidences, scene, done, cfg)
+        stage1, settled = yield_to_scene(stage1, settled, index, scene)
+        extra, _ = yield_to_scene(extra, [], index, scene)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])
