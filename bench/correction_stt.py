@@ -363,6 +363,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-party", action="store_true", help="scenes without the party")
     parser.add_argument(
+        "--everyday-party",
+        action="store_true",
+        help="LoCoMo's everyday lines get the CRD3 party as their scene: table talk with no "
+        "names while the party is in play, the damage the context rules can do",
+    )
+    parser.add_argument(
         "--no-speaker",
         action="store_true",
         help="scenes without the names the speaker said earlier in the session",
@@ -418,7 +424,10 @@ def main(argv: list[str] | None = None) -> int:
     ):
         print(f"no CRD3 under {args.data}: scenes without the speaker's earlier names")
     if not args.no_party:
-        with_party(rows, parties())
+        party = parties()
+        if args.everyday_party:
+            party["locomo"] = CRD3_PARTY
+        with_party(rows, party)
     known = build_entities(entities, args.names, args.seed)
     index = NameIndex(known)
     entity = entity_of(known)
@@ -429,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         "speaker": not args.no_speaker,
         "scene_turns": args.scene_turns,
         "skip_stage_directions": args.skip_stage_directions,
+        "everyday_party": args.everyday_party,
     }
     if args.dump is not None:
         count = dump_outputs(rows, index, args, args.dump)
