@@ -26,15 +26,32 @@ MIN_CODE = 3  # a two-sound code ("KL") sits inside half of all names
 GUESSES = frozenset({"phonetic", "fuzzy", "context"})
 
 
-@lru_cache(maxsize=256)
-def _scene_of(index: NameIndex, scene: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+@lru_cache(maxsize=8)
+def _forms_by_name(index: NameIndex) -> dict[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """Every name of the index (canonical or alias) → (canonical, codes) of each form of its
+    entities, built once per index (indexes are immutable)."""
+    by_canonical: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for form in index.forms:
+        by_canonical.setdefault(form.canonical, []).append((form.canonical, form.codes))
+    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for form in index.forms:
+        for name in {form.surface, form.canonical}:
+            forms = out.setdefault(name, [])
+            if form.canonical not in {canonical for canonical, _ in forms}:
+                forms.extend(by_canonical[form.canonical])
+    return {name: tuple(forms) for name, forms in out.items()}
+
+
+def _scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[set[str], set[str]]:
     """The scene's entities (canonical names) and the codes of all their forms."""
-    named = set(scene)
-    entities = frozenset(
-        form.canonical for form in index.forms if form.surface in named or form.canonical in named
-    )
-    codes = {code for form in index.forms if form.canonical in entities for code in form.codes}
-    return entities, tuple(sorted(codes))
+    by_name = _forms_by_name(index)
+    entities: set[str] = set()
+    codes: set[str] = set()
+    for name in scene:
+        for canonical, form_codes in by_name.get(name, ()):
+            entities.add(canonical)
+            codes.update(form_codes)
+    return entities, codes
 
 
 def yield_to_scene(
@@ -45,14 +62,13 @@ def yield_to_scene(
 ) -> tuple[list[Correction], list[tuple[int, int]]]:
     """Stage 1's `corrections` and `settled` spans without the sound-alike fixes to names
     out of the scene that a scene name's sound holds."""
-    if not scene:
+    guesses = [c for c in corrections if c.method in GUESSES]
+    if not scene or not guesses:  # most lines: nothing guessed, the scene is not looked at
         return list(corrections), list(settled)
-    entities, scene_codes = _scene_of(index, scene if isinstance(scene, tuple) else tuple(scene))
-    if not scene_codes:
-        return list(corrections), list(settled)
+    entities, scene_codes = _scene_of(index, scene)
     withdrawn: set[tuple[int, int]] = set()
-    for c in corrections:
-        if c.method not in GUESSES or c.entity in entities:
+    for c in guesses:
+        if c.entity in entities:
             continue
         heard = [code for code in phonetic_codes(normalize(c.original)) if len(code) >= MIN_CODE]
         if any(code in rival for code in heard for rival in scene_codes):
