@@ -9,6 +9,7 @@ between two correctly heard neighbours is a real mishearing, with the reference 
 
     python bench/build_stt_corpus.py [--out DIR] [--crd3-lines N] [--locomo-lines N] [--seed S]
     python bench/build_stt_corpus.py --realign OLD_DIR --out NEW_DIR
+    python bench/build_stt_corpus.py --drop-stage-directions OLD_DIR --out NEW_DIR
 
 Writes `corpus.jsonl` (one utterance a line) and `entities.json` under `--out` (default
 $GLYPHOXA_HOME/stt-corpus, else .glyphoxa/stt-corpus). No audio is kept. Lines already in the
@@ -24,6 +25,7 @@ import os
 import random
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -73,6 +75,28 @@ def crd3_turns(crd3: Path) -> list[tuple[str, int, str, str]]:
     return turns
 
 
+# A transcriber's note of what happened at the table, not what anyone said: "(all laugh)",
+# "(clears throat)", "[inaudible]". Innermost first, so a nested note goes in passes.
+STAGE_DIRECTION = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+
+
+def drop_stage_directions(line: str) -> str:
+    """`line` without its parenthesised or bracketed stage directions.
+
+    Players don't say "(clears throat)"; spoken by the voice, Whisper hears it as words
+    ("Clares") that the corrector may turn into a name, counted as damage a table never sees.
+    """
+    if not STAGE_DIRECTION.search(line):
+        return line  # its spacing as written: only a line that loses a direction is respoken
+    while True:
+        stripped = STAGE_DIRECTION.sub(" ", line)
+        if stripped == line:
+            break
+        line = stripped
+    line = re.sub(r"\s+([,.!?;:])", r"\1", line)  # "sure (laughs)." -> "sure."
+    return " ".join(line.split())
+
+
 def demo_entities() -> list[tuple[str, list[str]]]:
     data = yaml.safe_load((DEMO / "sample_campaign.yaml").read_text(encoding="utf-8"))
     return [(e["name"], list(e.get("aliases") or [])) for e in data.get("entities", [])]
@@ -87,7 +111,10 @@ def sample_lines(
     picks = []
     for k, (episode, number, speaker, line) in enumerate(turns):
         words = len(line.split())
-        if 6 <= words <= 30 and pattern.search(line):
+        # chosen by the line as transcribed, so a build picks the same lines as before stage
+        # directions were dropped; a line that was only a stage direction is left out
+        spoken = drop_stage_directions(line)
+        if 6 <= words <= 30 and pattern.search(line) and spoken:
             scene = {
                 m.group()
                 for _, _, _, before in turns[max(0, k - SCENE_TURNS) : k]
@@ -98,7 +125,7 @@ def sample_lines(
                     "id": f"crd3:{episode}:{number}",
                     "source": "crd3",
                     "speaker": speaker,
-                    "reference": line,
+                    "reference": spoken,
                     "scene": sorted(scene),
                 }
             )
@@ -243,15 +270,8 @@ def realign(source: Path, out_dir: Path) -> dict[str, int]:
     `out_dir`, from the transcripts it stores: no audio, no new transcription, so the same
     mishearings are judged by the new aligner. Returns how many lines' labels changed, per half.
     """
-    if out_dir.resolve() == source.resolve():
-        raise ValueError(f"--realign writes a new corpus: --out {out_dir} is the source itself")
-    if (out_dir / "corpus.jsonl").exists():
-        raise ValueError(f"--out {out_dir} already holds a corpus.jsonl; name a new folder")
-    entities = json.loads((source / "entities.json").read_text(encoding="utf-8"))
-    patterns = {
-        source_: name_pattern([n for canonical, aliases in groups for n in (canonical, *aliases)])
-        for source_, groups in (("crd3", entities["crd3"]), ("demo", entities["demo"]))
-    }
+    check_new_folder(source, out_dir, "--realign")
+    patterns = name_patterns(json.loads((source / "entities.json").read_text(encoding="utf-8")))
     changed = {"tune": 0, "heldout": 0}
     rows = []
     for raw in (source / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
@@ -271,6 +291,62 @@ def realign(source: Path, out_dir: Path) -> dict[str, int]:
     return changed
 
 
+# speaks a reference line at a speaking rate and transcribes it: (transcript, word confidences)
+Hear = Callable[[str, float], tuple[str, list[float]]]
+
+
+def name_patterns(entities: dict[str, Any]) -> dict[str, re.Pattern[str]]:
+    """Each source's name pattern, from a corpus's `entities.json`."""
+    return {
+        source: name_pattern([n for canonical, aliases in groups for n in (canonical, *aliases)])
+        for source, groups in (("crd3", entities["crd3"]), ("demo", entities["demo"]))
+    }
+
+
+def check_new_folder(source: Path, out_dir: Path, flag: str) -> None:
+    if out_dir.resolve() == source.resolve():
+        raise ValueError(f"{flag} writes a new corpus: --out {out_dir} is the source itself")
+    if (out_dir / "corpus.jsonl").exists():
+        raise ValueError(f"--out {out_dir} already holds a corpus.jsonl; name a new folder")
+
+
+def redo_stage_directions(source: Path, out_dir: Path, hear: Hear) -> dict[str, int]:
+    """Copy the corpus in `source` into `out_dir`, speaking and transcribing again only the
+    lines whose reference held a stage direction, now without it (the rest keep their
+    transcripts: rebuilding every line's audio costs an hour of CPU). A line that was nothing
+    but a stage direction is left out. Returns how many lines were redone and dropped, per half.
+    """
+    check_new_folder(source, out_dir, "--drop-stage-directions")
+    patterns = name_patterns(json.loads((source / "entities.json").read_text(encoding="utf-8")))
+    counts = {"tune_redone": 0, "heldout_redone": 0, "tune_dropped": 0, "heldout_dropped": 0}
+    rows = []
+    for raw in (source / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        if not raw.strip():
+            continue
+        row = json.loads(raw)
+        spoken = drop_stage_directions(row["reference"])
+        if spoken != row["reference"]:
+            if not spoken:
+                counts[f"{row['split']}_dropped"] += 1
+                continue
+            text, confidences = hear(spoken, row["length_scale"])
+            pattern = patterns.get(row["source"])
+            row |= {
+                "reference": spoken,
+                "hypothesis": text,
+                "word_confidences": [round(p, 4) for p in confidences],
+                "names": align_names(spoken, text, pattern) if pattern else [],
+            }
+            counts[f"{row['split']}_redone"] += 1
+        rows.append(json.dumps(row, ensure_ascii=False))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "entities.json").write_text(
+        (source / "entities.json").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (out_dir / "corpus.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None)
@@ -288,7 +364,32 @@ def main(argv: list[str] | None = None) -> int:
         help="relabel the names of the corpus in this folder from its stored transcripts "
         "into --out (a new folder), without speaking or transcribing",
     )
+    parser.add_argument(
+        "--drop-stage-directions",
+        type=Path,
+        default=None,
+        metavar="CORPUS",
+        help="copy the corpus in this folder into --out (a new folder), speaking and "
+        "transcribing again only its lines that held a stage direction, without it",
+    )
     args = parser.parse_args(argv)
+    if args.drop_stage_directions is not None:
+        if args.out is None:
+            parser.error("--drop-stage-directions needs --out, a new folder for the corpus")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from glyphoxa_pipelines.providers.speech import SpeechToText, TextToSpeech
+
+        tts, stt = TextToSpeech(), SpeechToText(cpu_threads=args.threads)
+
+        def hear(text: str, length_scale: float) -> tuple[str, list[float]]:
+            audio = tts.synthesize(text, length_scale=length_scale)
+            heard = stt.transcribe(audio.samples, audio.sample_rate)
+            return heard.text, list(heard.word_confidences)
+
+        counts = redo_stage_directions(args.drop_stage_directions, args.out, hear)
+        print(f"lines spoken again without stage directions: {counts} -> {args.out}")
+        print(json.dumps({"bench": "build_stt_corpus", "stage_directions": str(args.out)} | counts))
+        return 0
     if args.realign is not None:
         if args.out is None:
             parser.error("--realign needs --out, a new folder for the relabelled corpus")

@@ -43,7 +43,13 @@ for path in (ROOT, ROOT / "bench"):
 if os.environ.get("GLYPHOXA_BENCH_CODE"):
     sys.path.insert(0, os.environ["GLYPHOXA_BENCH_CODE"])
 
-from build_stt_corpus import DEMO, crd3_turns, default_out, name_pattern  # noqa: E402
+from build_stt_corpus import (  # noqa: E402
+    DEMO,
+    crd3_turns,
+    default_out,
+    drop_stage_directions,
+    name_pattern,
+)
 from correction import (  # noqa: E402
     DEFAULT_DATA,
     NoiseSimulator,
@@ -357,6 +363,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-party", action="store_true", help="scenes without the party")
     parser.add_argument(
+        "--everyday-party",
+        action="store_true",
+        help="LoCoMo's everyday lines get the CRD3 party as their scene: table talk with no "
+        "names while the party is in play, the damage the context rules can do",
+    )
+    parser.add_argument(
         "--no-speaker",
         action="store_true",
         help="scenes without the names the speaker said earlier in the session",
@@ -373,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="with --scene-turns: whose names widen the scene (anyone's, the DM's, the speaker's)",
     )
+    parser.add_argument(
+        "--skip-stage-directions",
+        action="store_true",
+        help="leave out the lines whose reference holds a stage direction ('(laughs)'), which "
+        "a corpus built before they were dropped had the voice read",
+    )
     parser.add_argument("--base", type=Path, default=None, help="checkout to time against")
     parser.add_argument("--latency-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -388,6 +406,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"bench": "correction_stt", "skipped": True, "reason": f"no {folder}"}))
         return 0
     rows, entities = load_corpus(folder)
+    if args.skip_stage_directions:
+        kept = [r for r in rows if drop_stage_directions(r["reference"]) == r["reference"]]
+        left_out = {h: sum(r["split"] == h for r in rows) for h in ("tune", "heldout")}
+        rows = kept
+        left_out = {h: n - sum(r["split"] == h for r in rows) for h, n in left_out.items()}
+        print(f"lines left out for a stage direction: {left_out}")
     crd3_names = [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
     if args.scene_turns is not None and not widen_scenes(
         rows, args.data, crd3_names, args.scene_turns, args.scene_from
@@ -400,7 +424,10 @@ def main(argv: list[str] | None = None) -> int:
     ):
         print(f"no CRD3 under {args.data}: scenes without the speaker's earlier names")
     if not args.no_party:
-        with_party(rows, parties())
+        party = parties()
+        if args.everyday_party:
+            party["locomo"] = CRD3_PARTY
+        with_party(rows, party)
     known = build_entities(entities, args.names, args.seed)
     index = NameIndex(known)
     entity = entity_of(known)
@@ -410,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         "party": not args.no_party,
         "speaker": not args.no_speaker,
         "scene_turns": args.scene_turns,
+        "skip_stage_directions": args.skip_stage_directions,
+        "everyday_party": args.everyday_party,
     }
     if args.dump is not None:
         count = dump_outputs(rows, index, args, args.dump)

@@ -10,11 +10,13 @@ from collections.abc import Iterable, Sequence
 
 from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.doubted_words import very_doubted
+from glyphoxa_pipelines.correction.garbled_lines import heard_clearly
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
 from glyphoxa_pipelines.correction.possessive import mask_possessives, with_possessives
+from glyphoxa_pipelines.correction.scene_rivals import yield_to_scene
 
 DEFAULT_CONFIG = CorrectionConfig()
 
@@ -69,6 +71,9 @@ def correct(
             extra = with_possessives(extra, again, masked)
         done = [*settled, *((c.start, c.end) for c in extra)]
         extra += very_doubted(text, index, scan, word_confidences, scene, done, cfg)
+        stage1, settled = yield_to_scene(stage1, settled, index, scene)
+        extra, _ = yield_to_scene(extra, [], index, scene)
+        extra = heard_clearly(text, extra, word_confidences)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])

@@ -1,0 +1,53 @@
+"""No context fix among neighbours Whisper mostly doubted.
+
+The context stage accepts a looser sound match because the scene and the words around a
+doubtful word vouch for it: the neighbours were heard, so the one odd window is the name. When
+Whisper doubted most of the other words of the line too (their median word probability under
+`GARBLED_MEDIAN`), the neighbours were guessed as well: the audio was garbled, or the words
+are ones tiny.en has no tokens for ("R. Kelly would agree" heard as "Are Kelly with a
+gree?"), and a window of them that happens to sound like a scene name ("Kelly with",
+Keyleth) is chance, not evidence.
+
+What stays: stage 1's fixes (they stand on the sound alone, scene or not); a context fix whose
+neighbours Whisper heard mostly with confidence, however doubted the name's own words were;
+a fix with no other word in the line to judge by.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from statistics import median
+
+from glyphoxa_pipelines.correction.models import Correction
+
+# Whisper bet against most of the other words: the same floor as a very doubted word's
+GARBLED_MEDIAN = 0.5
+
+
+def garbled_around(
+    text: str, start: int, end: int, word_confidences: Sequence[float] | None
+) -> bool:
+    """Whisper gave most words of `text` outside `start:end` less than even odds."""
+    words = list(re.finditer(r"\S+", text))
+    if not word_confidences or len(words) != len(word_confidences):
+        return False  # confidences that do not fit the words say nothing
+    others = [
+        p
+        for m, p in zip(words, word_confidences, strict=True)
+        if not start < m.end() <= end and not start <= m.start() < end
+    ]
+    return bool(others) and median(others) < GARBLED_MEDIAN
+
+
+def heard_clearly(
+    text: str, corrections: list[Correction], word_confidences: Sequence[float] | None
+) -> list[Correction]:
+    """The context stage's `corrections` without those among garbled neighbours."""
+    if not corrections or not word_confidences:
+        return corrections
+    return [
+        c
+        for c in corrections
+        if c.method != "context" or not garbled_around(text, c.start, c.end, word_confidences)
+    ]
