@@ -1,6 +1,6 @@
 """'Previously on…' recaps read to the table at the start of the next session.
 
-Offline (`story-recap-v3`): told in the story's terms, from the summary's scenes: the party by
+Offline (`story-recap-v4`): told in the story's terms, from the summary's scenes: the party by
 their characters' names, where the session opened, what the party is after (the first point
 that names a goal), the strongest middle points (those naming the most people and places), and
 the last scene as the cliffhanger ("When we left them, ..."), in the third person (the DM's
@@ -9,7 +9,8 @@ the last scene as the cliffhanger ("When we left them, ..."), in the third perso
 may lean on what was left out: no point opening on he/she/it, no quote, no DM's "last time",
 no "Vex, you ..." said to one player; the DM's sign-off ("We'll pick up as you ...") is kept
 as the cliffhanger, told plainly. Deterministic for a
-given session. With an LLM configured, `recap_llm` writes it from the same material.
+given story: the phrasing is picked from the summary's text, never from ids or hash order, so
+the same session reads the same whatever it is called. With an LLM configured, `recap_llm` writes it from the same material.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from glyphoxa_pipelines.memory.models import Recap, SessionSummary
 if TYPE_CHECKING:
     from glyphoxa_pipelines.providers.llm import ChatLLM
 
-RECAP_VERSION = "story-recap-v4"  # v4: phrasing seeded by the story, not the session id
+RECAP_VERSION = "story-recap-v4"  # a bump marks stored recaps stale
 LLM_RECAP_VERSION = "llm-recap-v3"  # v3: last-scene material read-aloud safe
 
 _CONNECTIVES = ["At first,", "Then", "Soon after,", "Before long,", "Later,", "And so"]
