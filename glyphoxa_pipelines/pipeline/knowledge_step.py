@@ -5,6 +5,11 @@ A module of its own because writing facts is a rule set of its own: a re-run rep
 session's earlier extraction wrote, a newer fact invalidates an older one it contradicts (history
 kept), a later session's fact wins over this one's, and a DM-made or DM-confirmed fact is never
 overwritten: the contradicting fact goes to the review queue instead.
+
+A new spelling of an entity the session does not own ("Stillben" resolved to another
+session's "Stilben") is reported in the step's metadata, not written: the row is the DM's or
+another session's, and a reprocess could not take the alias back. Later sessions resolve the
+spelling again the same way; the DM adds it as an alias when it is right.
 """
 
 from __future__ import annotations
@@ -145,6 +150,9 @@ def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutc
         "facts_pending_review": sum(1 for f in facts if f.status == "pending"),
         "facts_inferred": sum(1 for f in facts if f.assertion == "inferred"),
         "top_entities": dict(top),
+        "spellings_resolved_to_existing": {
+            entity_id: sorted(aliases) for entity_id, aliases in sorted(result.new_aliases.items())
+        },
         **written,
     }
     dangling = services.db.run(knowledge_rows.dangling_facts_op(campaign_id, session_id))
