@@ -8,9 +8,9 @@ the last scene as the cliffhanger ("When we left them, ..."), in the third perso
 ("NAME: ...") never reach it; facts fill in only when the story is short. Read aloud, nothing
 may lean on what was left out: no point opening on he/she/it, no quote, no DM's "last time",
 no "Vex, you ..." said to one player; the DM's sign-off ("We'll pick up as you ...") is kept
-as the cliffhanger, told plainly. Deterministic for a
-given story: the phrasing is picked from the summary's text, never from ids or hash order, so
-the same session reads the same whatever it is called. With an LLM configured, `recap_llm` writes it from the same material.
+as the cliffhanger, told plainly. Deterministic for a given story: the phrasing is picked
+from the summary's text, never from ids or hash order, so the same session reads the same
+whatever it is called. With an LLM configured, `recap_llm` writes it from the same material.
 """
 
 from __future__ import annotations
