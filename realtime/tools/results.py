@@ -112,6 +112,32 @@ def chunk_result(hit: ChunkHit, score: float, methods: list[str]) -> dict[str, A
     }
 
 
+def ok_answer(name: str, results: list[dict[str, Any]], elapsed_ms: float) -> dict[str, Any]:
+    """A tool's answer as every caller receives it (and the voice loop and MCP hand the model,
+    as `json.dumps`): its results, how many, and how long the call took."""
+    return {
+        "tool": name,
+        "status": "ok",
+        "count": len(results),
+        "results": results,
+        "elapsed_ms": round(elapsed_ms, 3),
+    }
+
+
+# The slowest call an answer can report (a tool's own time limit is seconds), for its width.
+WIDEST_ELAPSED_MS = 99_999.999
+
+
+def envelope_chars(name: str, most_results: int) -> int:
+    """Characters an answer of `name` carries beside its results (`reader_chars` counts each
+    result with a separator, one more than sent): its keys, the tool's name, the count, the
+    time at its widest and the list's brackets. A budget for the whole answer as the model
+    reads it pays this first."""
+    empty = ok_answer(name, [], WIDEST_ELAPSED_MS)
+    empty["count"] = most_results
+    return len(json.dumps(empty, ensure_ascii=False))
+
+
 def degraded_result(name: str) -> dict[str, Any]:
     """Degraded memory as a result the LLM can read, not a crash."""
     return {
