@@ -29,7 +29,7 @@ GAP = "…"
 NEWLINE_CHARS = 2  # a line break inside a JSON string is sent as `\n`
 GAP_CHARS = len(GAP) + NEWLINE_CHARS
 ID_SEP_CHARS = 2  # `, ` between two ids or names of a citation's list
-# The widest time a citation's span can show (microseconds and an offset), for its cost.
+# The latest time a citation can show, for its cost (`iso_minute` is fixed-width today).
 WIDEST_TIME = datetime.max.replace(tzinfo=UTC)
 # The probability a result carries: enough to order and trim by, not six digits to read.
 SCORE_DIGITS = 2
