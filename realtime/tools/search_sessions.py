@@ -17,7 +17,7 @@ def results_tokens(max_tokens: int, top_k: int) -> int:
     """The tokens left for the results of an answer of `max_tokens` once its envelope is paid
     (`results.envelope_chars`, whole tokens, rounded against the results): `max_tokens` is the
     whole answer the model reads, and the voice loop cuts an answer past 6,000 characters
-    (1,500 tokens' worth), where a full answer's last result keeps its citation.
+    (1,500 tokens' worth): an answer past it would lose its last result's citation.
     (`reader_chars` counts a separator after every result, one more than is sent.)"""
     reserve = envelope_chars(NAME, top_k) - RESULT_SEPARATOR_CHARS
     return max(1, max_tokens - -(-reserve // CHARS_PER_TOKEN))
