@@ -216,6 +216,7 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     cid = "crd3-c1"
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
+    sent: list[int] = []  # each answer's characters as sent
     candidates: list[dict[str, Any]] = []
     try:
         entries = await svc.run(_count_op(cid))
@@ -246,6 +247,8 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                     "query": sentence, "top_k": args.top_k, "max_tokens": BUDGET_TOKENS}, scope)
                 if out["status"] != "ok":
                     raise RuntimeError(f"the tool answered {out['status']}: {out.get('error')}")
+                # The whole answer as the model reads it, envelope included (the tool's budget)
+                sent.append(len(json.dumps(out, ensure_ascii=False, default=str)))
                 got: set[int] = set()
                 used = 0
                 for res in out["results"]:  # re-checked here: the budget is the tool's promise
@@ -285,6 +288,8 @@ async def evaluate(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     return {"bench": "crd3_play", "episodes": len(episodes), "questions": len(rows),
             "gold_turns": GOLD_TURNS, "budget_tokens": BUDGET_TOKENS, "top_k": args.top_k,
             "recipe": args.recipe,
+            "answer_chars_mean": round(statistics.mean(sent), 1) if sent else None,
+            "answers_over_budget": sum(c > BUDGET_TOKENS * CHARS_PER_TOKEN for c in sent),
             "side_by_side": summarize(rows), "seconds": round(time.perf_counter() - t0, 1)}
 
 

@@ -320,7 +320,7 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
     dump: dict[str, list[Any]] = {"X": [], "y": [], "question": [], "conversation": []}
     candidates: list[dict[str, Any]] = []
     budget_recall, r5, r10, latencies, prefetch_hits = [], [], [], [], []
-    budget_results, budget_tokens = [], []
+    budget_results, budget_tokens, sent_chars = [], [], []
     side: list[tuple[int, int, str, float]] = []  # (conversation, category, method, recall)
     t0 = time.perf_counter()
     try:
@@ -355,6 +355,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                 if out["status"] != "ok":
                     raise RuntimeError(f"the tool answered {out['status']}: {out.get('error')}")
                 results = out["results"]
+                # The whole answer as the model reads it, envelope included (the tool's budget)
+                sent_chars.append(len(json.dumps(out, ensure_ascii=False, default=str)))
                 if args.dump_candidates:
                     targs = tl.SearchSessionsArgs(query=qa["question"], top_k=args.top_k,
                                                   max_tokens=BUDGET_TOKENS)
@@ -435,6 +437,8 @@ async def evaluate(args: argparse.Namespace, data_file: Path) -> dict[str, Any]:
                                for c, v in sorted(per_cat.items())},
         "results_within_budget_mean": round(statistics.mean(budget_results), 2) if n else None,
         "tokens_used_mean": round(statistics.mean(budget_tokens), 1) if n else None,
+        "answer_chars_mean": round(statistics.mean(sent_chars), 1) if n else None,
+        "answers_over_budget": sum(c > BUDGET_TOKENS * 4 for c in sent_chars),
         "latency_p50_ms": pct(latencies, 50),
         "latency_p95_ms": pct(latencies, 95),
         "prefetch_hit_rate": round(statistics.mean(prefetch_hits), 4) if prefetch_hits else None,
@@ -477,6 +481,8 @@ def main() -> None:
           f"{summary['evidence_recall_at_1500_tokens']} (target >= {TARGET_RECALL}; "
           f"{summary['results_within_budget_mean']} results, "
           f"{summary['tokens_used_mean']} tokens on average)")
+    print(f"whole answer as sent: {summary['answer_chars_mean']} characters on average, "
+          f"{summary['answers_over_budget']} over {BUDGET_TOKENS * 4}")
     print(f"recall@5 results: {summary['recall_at_5']}   recall@10: {summary['recall_at_10']}")
     print(f"by category: {summary['recall_by_category']}")
     print(f"search_sessions latency p50 {summary['latency_p50_ms']} ms, "

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from realtime.question_time import in_named_period, named_periods  # noqa: E402
 from realtime.session_search import candidate_turns, passages  # noqa: E402
 from realtime.session_search.scene import SCENE_MARK, within_tokens  # noqa: E402
+from realtime.tools.search_sessions import results_tokens  # noqa: E402
 from realtime.turn_ranking import (  # noqa: E402
     TURN_BIAS,
     TURN_WEIGHTS,
@@ -184,8 +185,9 @@ def recall(q: dict[str, Any], scores: Mapping[int, float], budget: int) -> float
     def scorer(rows: Any, origin: Any, links: Any, query: str) -> Mapping[int, float]:
         return scores
 
-    out = passages(q["hits"], q["turns"], q["question"], budget, limit=q["top_k"],
-                   scorer=scorer)
+    # `budget` is the whole answer, as the tool counts it: its envelope is paid first
+    out = passages(q["hits"], q["turns"], q["question"], results_tokens(budget, q["top_k"]),
+                   limit=q["top_k"], scorer=scorer)
     shown = {i for r in out for i in r["source"].get("entry_ids", [])}
     return sum(g in shown for g in q["gold"]) / len(q["gold"])
 

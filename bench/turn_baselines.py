@@ -86,13 +86,14 @@ def dense_scores(query_vector: np.ndarray, turn_vectors: np.ndarray) -> np.ndarr
     return turn_vectors @ (q / (np.linalg.norm(q) or 1.0))
 
 
-def pack(order: Sequence[Turn], max_tokens: int) -> list[Turn]:
+def pack(order: Sequence[Turn], max_tokens: int, top_k: int = 30) -> list[Turn]:
     """Turns taken best first while they fit `max_tokens`, counted as the tool's packing
-    counts its own answer."""
+    counts its own answer (its envelope paid first, as the tool's is)."""
     from realtime.session_search import citation_chars, turn_chars
     from realtime.tools.results import CHARS_PER_TOKEN
+    from realtime.tools.search_sessions import results_tokens
 
-    budget = max_tokens * CHARS_PER_TOKEN
+    budget = results_tokens(max_tokens, top_k) * CHARS_PER_TOKEN
     used = 0
     opened: set[str] = set()
     chosen: list[Turn] = []

@@ -20,7 +20,7 @@ from typing import Any
 
 from realtime.session_search.config import SESSION_SEARCH
 from realtime.session_search.outcome import Fused
-from realtime.tools.results import CHARS_PER_TOKEN, chunk_result, iso, reader_chars
+from realtime.tools.results import CHARS_PER_TOKEN, chunk_result, iso_minute, reader_chars
 from realtime.turn_ranking import Links, evidence_probability, turn_scores
 
 # One result per session: its chosen turns in spoken order, a `…` line where turns are
@@ -29,10 +29,10 @@ GAP = "…"
 NEWLINE_CHARS = 2  # a line break inside a JSON string is sent as `\n`
 GAP_CHARS = len(GAP) + NEWLINE_CHARS
 ID_SEP_CHARS = 2  # `, ` between two ids or names of a citation's list
-# The widest time a citation's span can show (microseconds and an offset), for its cost.
+# The latest time a citation can show, for its cost (`iso_minute` is fixed-width today).
 WIDEST_TIME = datetime.max.replace(tzinfo=UTC)
 # The probability a result carries: enough to order and trim by, not six digits to read.
-SCORE_DIGITS = 3
+SCORE_DIGITS = 2
 # (rows, origin, links, query) -> each candidate turn's log-odds (`turn_ranking.turn_scores`).
 Scorer = Callable[[Mapping[int, Mapping[str, Any]], Mapping[int, int], Links, str],
                   Mapping[int, float]]
@@ -112,7 +112,7 @@ def session_result(text: str, score: float, session_id: str,
         "score": round(score, SCORE_DIGITS),
         "source": {
             "session_id": session_id,
-            "when": iso(spoken[0]["spoken_at"]) if spoken else None,
+            "when": iso_minute(spoken[0]["spoken_at"]) if spoken else None,
             "entry_ids": [r["id"] for r in spoken],
         },
     }

@@ -25,7 +25,7 @@ from realtime.tools import (
 )
 from realtime.tools.context import ToolContext
 from realtime.tools.registry import validate
-from realtime.tools.results import degraded_result, refused_result
+from realtime.tools.results import degraded_result, ok_answer, refused_result
 from realtime.tools.scope import ToolScope
 from realtime.tools.tiers import LatencyTracker, refusal
 
@@ -79,10 +79,4 @@ async def call_tool(
         return degraded_result(name)
     elapsed = (time.perf_counter() - start) * 1000
     latencies.record(name, elapsed)
-    return {
-        "tool": name,
-        "status": "ok",
-        "count": len(results),
-        "results": results,
-        "elapsed_ms": round(elapsed, 3),
-    }
+    return ok_answer(name, results, elapsed)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from glyphoxa_pipelines.memory import Entity
@@ -25,6 +26,16 @@ RESULT_SEPARATOR_CHARS = 2
 
 def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
+
+
+def iso_minute(value: datetime | None) -> str | None:
+    """A time to the minute in UTC (`2023-07-20T20:56Z`): what a reader of a cited line needs
+    (the day and the hour), in 17 characters rather than `isoformat`'s 25; a line's own
+    second is in its entry. A naive time is taken as UTC, as the store writes them."""
+    if value is None:
+        return None
+    utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return utc.isoformat(timespec="minutes")[:16] + "Z"  # faster than strftime
 
 
 def reader_chars(result: Mapping[str, Any]) -> int:
@@ -100,6 +111,33 @@ def chunk_result(hit: ChunkHit, score: float, methods: list[str]) -> dict[str, A
         "entity_ids": list(c.entity_ids),
         "token_count": c.token_count,
     }
+
+
+def ok_answer(name: str, results: list[dict[str, Any]], elapsed_ms: float) -> dict[str, Any]:
+    """A tool's answer as every caller receives it (and the voice loop and MCP hand the model,
+    as `json.dumps`): its results, how many, and how long the call took."""
+    return {
+        "tool": name,
+        "status": "ok",
+        "count": len(results),
+        "results": results,
+        "elapsed_ms": round(elapsed_ms, 3),
+    }
+
+
+# The slowest call an answer can report (a tool's own time limit is seconds), for its width.
+WIDEST_ELAPSED_MS = 99_999.999
+
+
+@lru_cache(maxsize=64)
+def envelope_chars(name: str, most_results: int) -> int:
+    """Characters an answer of `name` carries beside its results (`reader_chars` counts each
+    result with a separator, one more than sent): its keys, the tool's name, the count, the
+    time at its widest and the list's brackets. A budget for the whole answer as the model
+    reads it pays this first."""
+    empty = ok_answer(name, [], WIDEST_ELAPSED_MS)
+    empty["count"] = most_results
+    return len(json.dumps(empty, ensure_ascii=False))
 
 
 def degraded_result(name: str) -> dict[str, Any]:

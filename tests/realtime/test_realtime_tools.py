@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import httpx
@@ -65,6 +66,19 @@ async def test_search_sessions(rt_client: httpx.AsyncClient, rt_seed) -> None:  
     r = await rt_client.post("/v1/tools/memory.search_sessions", json={
         **_call(rt_seed), "arguments": {"query": "wolves", "before": "2026-03-05T00:00:00Z"}})
     assert {x["source"]["session_id"] for x in r.json()["results"]} == {rt_seed.past_sessions[0]}
+
+
+async def test_search_sessions_answer_as_sent_fits_its_budget(  # type: ignore[no-untyped-def]
+        rt_client: httpx.AsyncClient, rt_seed) -> None:
+    # `max_tokens` is the whole answer the model reads (`json.dumps`, ~4 characters a token):
+    # the envelope (tool, status, count, time) is paid before the results are packed.
+    r = await rt_client.post("/v1/tools/memory.search_sessions", json={
+        **_call(rt_seed), "arguments": {"query": "the tunnel map, the wolves and the road",
+                                        "top_k": 30, "max_tokens": 100}})
+    out = r.json()
+    assert out["status"] == "ok" and out["count"] >= 1, out
+    sent = len(json.dumps(out, ensure_ascii=False))
+    assert 400 - 4 * 40 < sent <= 400  # filled (the budget binds), never past it
 
 
 async def test_query_entities(rt_client: httpx.AsyncClient, rt_seed) -> None:  # type: ignore[no-untyped-def]

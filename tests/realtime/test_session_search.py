@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 from glyphoxa_pipelines.memory.models import Chunk, ChunkHit
 from realtime import session_search as ss
 from realtime.hot_context import estimate_tokens
 from realtime.session_search.packing import Scorer, packing_order
-from realtime.tools.results import reader_tokens
+from realtime.tools.results import iso_minute, reader_tokens
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -95,8 +95,15 @@ def test_one_result_per_session_with_skipped_turns_marked() -> None:
     assert 2 in s1["source"]["entry_ids"] and 21 in s1["source"]["entry_ids"]
     assert s1["source"]["entry_ids"] == sorted(s1["source"]["entry_ids"])
     assert ss.GAP in s1["text"].split("\n")  # 2 and 21 are not neighbours
-    assert s1["source"]["when"] == T0.replace(second=10 * s1["source"]["entry_ids"][0]
-                                              ).isoformat()  # its first turn's time
+    # Its first turn's time (turn 2, at 00:00:20), to the minute: turn 21 is at 00:03:30.
+    assert s1["source"]["when"] == "2024-01-01T00:00Z"
+
+
+def test_a_citation_time_is_utc_to_the_minute() -> None:
+    assert iso_minute(datetime(2023, 7, 20, 22, 56, 30, tzinfo=timezone(timedelta(hours=2)))
+                      ) == "2023-07-20T20:56Z"
+    assert iso_minute(datetime(2023, 7, 20, 20, 56, 59)) == "2023-07-20T20:56Z"  # naive: UTC
+    assert iso_minute(None) is None
 
 
 def test_consecutive_windows_join_across_their_edge() -> None:
