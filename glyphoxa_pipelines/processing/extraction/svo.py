@@ -29,6 +29,7 @@ from glyphoxa_pipelines.processing.extraction.vocabulary import ITEM_NOUNS, LOCA
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
+_SEIZING = frozenset(words("take seize gain wrest"))
 # (lemma, preposition or "" for a direct object) -> (relation type, reversed)
 VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("killed", False) for v in words("kill slay murder assassinate execute")},
@@ -41,6 +42,8 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("healed", False) for v in words("heal cure restore revive resurrect")},
     ("betray", ""): ("betrayed", False),
     **{(v, ""): ("captured", False) for v in words("capture imprison kidnap abduct")},
+    # "the Briarwoods took control of the castle": seized, whatever the verb of taking
+    **{(v, "control of"): ("captured", False) for v in _SEIZING},
     **{(v, ""): ("attacked", False) for v in words("attack shoot stab slash strike ambush")},
     ("fight", ""): ("fought", False),
     ("fight", "with"): ("fought", False),
@@ -154,7 +157,7 @@ THIRD_PERSON = frozenset(words("he him she her"))
 # party are weaker, always below the default review threshold (0.7)
 COREFERENCE_PENALTY = {
     "speaker": 0.15, "quote": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25,
-    "party": 0.25, "party_they": 0.25,
+    "party": 0.25, "party_they": 0.25, "party_we": 0.25, "description": 0.25,
     "the_party": 0.1,  # the DM says "the party": the referent is named, only the word's sense
 }
 
@@ -170,11 +173,15 @@ class Speakers:
     party: str | None = None  # the DM's "the party" in narration: the entity marked `party`
     me_reading: str = "speaker"  # a player's own "I", or an NPC's in a DM quote (`quote`)
     they: str | None = None  # the DM's "they" right after "the party" (`coreference`)
+    we: str | None = None  # a player's in-character "we" / "us": the party (`coreference`)
+    # "the castle" after "the castle of Whitestone" in the same turn (`descriptions`)
+    described: tuple[tuple[str, str], ...] = ()
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
         return ((self.me is not None) + (self.you is not None) + (self.third is not None)
-                + (self.party is not None) + (self.they is not None))
+                + (self.party is not None) + (self.they is not None) + (self.we is not None)
+                + bool(self.described))
 
 
 def mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
@@ -254,9 +261,26 @@ def _referent(
         return speakers.third, "narration"
     if low in ("they", "them") and speakers.they:
         return speakers.they, "party_they"
+    if low in ("we", "us") and speakers.we:
+        return speakers.we, "party_we"
     if speakers.party and _the_party(token):
         return speakers.party, "the_party"
+    if speakers.described and (eid := _described(token, speakers.described)):
+        return eid, "description"
     return None, None
+
+
+def _described(token: Token, described: tuple[tuple[str, str], ...]) -> str | None:
+    """The entity "the castle" stands for when the turn described one so (`descriptions`):
+    a common noun with "the" / "this" / "that", not "the castle of X" (another castle) nor
+    "his castle" (someone's)."""
+    if token.pos_ != "NOUN" or not any(
+            c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in token.children):
+        return None
+    if any(c.dep_ in ("prep", "poss") and (c.dep_ == "poss" or c.lower_ == "of")
+           for c in token.children):
+        return None
+    return dict(described).get(token.lower_)
 
 
 def _the_party(token: Token) -> bool:
@@ -284,6 +308,9 @@ def _hypothetical(verb: Token) -> bool:
     head = verb.head
     if verb.dep_ == "xcomp" and head.lemma_.lower() in ("have", "go", "want", "try", "need"):
         return True
+    # the plan a second verb belongs to: "we should try to go ... and find Nostoc"
+    if verb.dep_ in ("conj", "xcomp") and head is not verb and head.pos_ in ("VERB", "AUX"):
+        return _hypothetical(head)
     return verb.sent.text.rstrip().endswith("?") or any(
         c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in verb.children
     )
@@ -317,6 +344,12 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
             subjects += [(t, False) for t in _with_conjuncts(child)]
         elif child.dep_ == "nsubjpass":
             subjects += [(t, True) for t in _with_conjuncts(child)]
+        elif child.dep_ == "dobj" and child.lemma_.lower() == "control" and (
+                verb.lemma_.lower() in _SEIZING):
+            # "took control of the castle": what was taken is the control's object
+            objects += [(pobj, "control of") for prep in child.children
+                        if prep.dep_ == "prep" and prep.lower_ == "of"
+                        for pobj in prep.children if pobj.dep_ == "pobj"]
         elif child.dep_ == "dobj" and child.lemma_.lower() in _PATHS:
             # "make your way to X", "hiked down the mountain towards X": where the path leads
             objects += [(pobj, prep.lower_) for prep in child.children if prep.dep_ == "prep"
