@@ -17,7 +17,10 @@ grammar's own:
   was done to the clause's subject: that subject, passive;
 - a past participle on a name ("Kima, freed by Clarota") tells what was done to that name;
 - a present participle ("..., seeking Lady Kima", "After killing Murghol, Grog ...") is the
-  clause subject's own doing.
+  clause subject's own doing;
+- a gerund right after an object pronoun ("lend support in me leaving Draconia") is that
+  pronoun's doing, whatever the parse hung the pronoun on: English puts a gerund's own
+  subject there, in the object's form.
 
 The climb stops after a few steps: a long chain is more likely a misparse than a long deed.
 """
@@ -49,11 +52,28 @@ def _own_subjects(verb: Token) -> list[tuple[Token, bool]]:
     return out
 
 
+_OBJECT_PRONOUNS = frozenset(words("me him her them us you"))
+
+
+def _gerund_subject(verb: Token) -> Token | None:
+    """The object pronoun said right before a gerund ("in me leaving Draconia"), when the
+    parse made it another word's object rather than the gerund's own."""
+    if verb.tag_ != "VBG" or verb.i == 0:
+        return None
+    before = verb.doc[verb.i - 1]
+    if before.lower_ in _OBJECT_PRONOUNS and before.dep_ in ("pobj", "dobj") and (
+            before.head is not verb):
+        return before
+    return None
+
+
 def implied_subjects(verb: Token, steps: int = _MAX_STEPS) -> list[tuple[Token, bool]]:
     """The (subject token, passive) pairs a verb without a subject of its own borrows; [] when
     the grammar gives it none. A verb with its own subject gets [] too (read it directly)."""
     if _own_subjects(verb) or steps <= 0:
         return []
+    if (gerund_subject := _gerund_subject(verb)) is not None:
+        return [(gerund_subject, False)]
     head = verb.head
     if head is verb:
         return []
