@@ -334,6 +334,20 @@ def _idiom_objects(prep: str, pobj: Token, depth: int = 2) -> list[tuple[Token, 
     return out
 
 
+_ERRANDS = frozenset(words("mission quest errand task assignment"))
+
+
+def _errand_agents(verb: Token, pobj: Token) -> list[tuple[Token, str]]:
+    """The agent of a passive said on its errand: "was sent down on a mission by the arcanist
+    Allura" (the parse hangs "by" on "mission"). Only a passive verb: an active one has its
+    doer already, and "fought on a quest by the river" is a place."""
+    if pobj.lemma_.lower() not in _ERRANDS or not any(
+            c.dep_ in ("auxpass", "nsubjpass") for c in verb.children):
+        return []
+    return [(t, "by") for by in pobj.children if by.dep_ == "prep" and by.lower_ == "by"
+            for agent in by.children if agent.dep_ == "pobj" for t in _with_conjuncts(agent)]
+
+
 def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token, str]]]:
     """The verb's subjects (token, passive) and objects (token, preposition; "" for a direct
     object, "by" for a passive's agent)."""
@@ -363,6 +377,7 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
                     continue
                 objects += _idiom_objects(prep, pobj) or [
                     (t, prep) for t in _with_conjuncts(pobj)]
+                objects += _errand_agents(verb, pobj)
     if not subjects:  # "Tiberius swoops up and catches Vax", "Exiled by Kevdak, Grog ..."
         subjects = implied_subjects(verb)
     return subjects, objects
@@ -515,8 +530,11 @@ def svo_facts(
             for obj, prep in objects:
                 if passive and prep == "by":
                     (lemma_prep, (a_tok, b_tok)) = ("", (obj, subj))
-                elif passive and (lemma, prep) not in _PASSIVE_STATES:
-                    continue  # "Grog was taken to Kima": who did it is not said
+                elif passive and (lemma, prep) not in _PASSIVE_STATES and (
+                        prep not in PREP_IDIOMS):
+                    # "Grog was taken to Kima": who did it is not said; an idiom says its
+                    # relation in either voice ("was sent in search of Kima")
+                    continue
                 elif (lemma, prep) in _SENT_TO and not passive:
                     continue  # the sender did not go
                 else:
