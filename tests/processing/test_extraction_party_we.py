@@ -38,3 +38,17 @@ def test_no_party_or_no_character_reads_nothing() -> None:
     assert not [k for k in found if k[0] == "nostoc"]  # no party declared: "us" is nobody
     found = said("ASHLEY", "Lord Nostoc himself sent us.")  # a voice with no character known
     assert ("nostoc", "sent", "vox") not in found
+
+
+def test_the_errand_we_were_charged_with_is_a_search() -> None:
+    found = said("LAURA", "But we've been charged to find Lady Kima.")
+    assert found[("vox", "seeking", "kima")].attributes["coreference"] == "party_we"
+    found = facts(extract_knowledge(entries([("MATT", "Grog was sent to find Lady Kima.")]),
+                                    WORLD))
+    assert ("grog", "seeking", "kima") in found
+
+
+def test_an_errand_to_kill_is_not_yet_a_killing() -> None:
+    found = facts(extract_knowledge(entries([("MATT", "Grog was sent to kill Lady Kima.")]),
+                                    WORLD))
+    assert not [k for k in found if k[0] == "grog" and k[2] == "kima"]

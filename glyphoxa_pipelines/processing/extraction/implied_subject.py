@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 OBJECT_CONTROL = frozenset(words(
     "ask tell order command persuade convince want expect allow force help urge beg invite "
-    "instruct encourage let make get need send hire pay"
+    "instruct encourage let make get need send hire pay charge task commission"
 ))
 _MAX_STEPS = 3
 _VERBS = ("VERB", "AUX")
@@ -67,6 +67,16 @@ def _gerund_subject(verb: Token) -> Token | None:
     return None
 
 
+def purpose_of_task(verb: Token) -> bool:
+    """The errand a passive control verb sets, which the parse hangs as a purpose clause:
+    "we were sent to find Lady Kima", "we've been charged to find Lady Kima"."""
+    head = verb.head
+    return (verb.dep_ == "advcl" and verb.tag_ == "VB" and head is not verb
+            and head.lemma_.lower() in OBJECT_CONTROL
+            and any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
+            and any(c.dep_ == "nsubjpass" for c in head.children))
+
+
 def implied_subjects(verb: Token, steps: int = _MAX_STEPS) -> list[tuple[Token, bool]]:
     """The (subject token, passive) pairs a verb without a subject of its own borrows; [] when
     the grammar gives it none. A verb with its own subject gets [] too (read it directly)."""
@@ -88,7 +98,7 @@ def implied_subjects(verb: Token, steps: int = _MAX_STEPS) -> list[tuple[Token, 
             return []
     elif verb.dep_ == "conj":
         pass
-    elif verb.dep_ == "xcomp":
+    elif verb.dep_ == "xcomp" or purpose_of_task(verb):
         head_subjects = _own_subjects(head) or implied_subjects(head, steps - 1)
         control = head.lemma_.lower() in OBJECT_CONTROL
         if control:  # "was hired to go": the one hired goes; "asked Grog to go": not said

@@ -21,6 +21,7 @@ from glyphoxa_pipelines.memory.models import Entity
 from glyphoxa_pipelines.processing.extraction.implied_subject import (
     OBJECT_CONTROL,
     implied_subjects,
+    purpose_of_task,
 )
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, type_ok
@@ -403,7 +404,8 @@ def _task(verb: Token) -> bool:
 def _set_as_task(verb: Token) -> bool:
     """The verb is the task another sets: "was hired to find Lady Kima" says the party went
     looking for her, not that they met her (that comes sessions later)."""
-    return verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _QUEST_VERBS
+    return (verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _QUEST_VERBS
+            or purpose_of_task(verb))
 
 
 def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
@@ -560,6 +562,8 @@ def svo_facts(
                 rel_type, how = found
                 if rel_type == "met" and _set_as_task(verb):
                     rel_type = "seeking"
+                elif purpose_of_task(verb) and rel_type != "seeking":
+                    continue  # "was sent to kill Kevdak": the errand, not yet the deed
                 if rel_type == "leader_of" and lemma_prep == "" and any(
                         c.dep_ == "prep" and c.lower_ in _GUIDING_PREPS for c in verb.children):
                     continue  # "leads you to the vault": a guide, not a ruler
