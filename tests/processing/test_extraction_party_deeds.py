@@ -81,3 +81,19 @@ def test_a_party_at_a_place_or_the_partys_thing_is_not_the_party() -> None:
     assert not [k for k in found if k[0] == "vox"]
     no_party = [*CALLS, ("LAURA", "Okay."), ("MATT", "So the party travelled into Emberhold.")]
     assert not facts(extract_knowledge(entries(no_party), GRAPH))
+
+
+def test_sent_on_a_mission_by_someone_in_search_of_someone() -> None:
+    world = [*WORLD, Entity("c1", "allura", "npc", "Allura Vysoren", ["Allura"])]
+    found = facts(extract_knowledge(entries([("MATT", (
+        "So the party has been sent down on a mission by the arcanist Allura Vysoren in "
+        "search of a halfling paladin named Lady Kima."))]), world))
+    assert found[("allura", "sent", "vox")].status == "canon"
+    assert ("vox", "seeking", "kima") in found
+
+
+def test_an_active_deed_on_a_mission_has_no_agent_and_a_passive_no_doer() -> None:
+    found = facts(extract_knowledge(entries([
+        ("MATT", "Clarota fought on a mission by Kima."),
+        ("MATT", "The party was taken to Kima.")]), WORLD))
+    assert not [k for k in found if {k[0], k[2]} in ({"clarota", "kima"}, {"vox", "kima"})]

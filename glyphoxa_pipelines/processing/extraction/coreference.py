@@ -147,3 +147,22 @@ def party_they(
         left = THEY_SENTENCES if THE_PARTY.search(s.text) else max(0, left - 1)
         crowded = len(people) > 1
     return out
+
+
+_WE = re.compile(r"\b(?:we|us)\b", re.I)
+
+
+def party_we(sentence: Sentence, character: str | None, party: str | None) -> str | None:
+    """The party, when a player speaking as their character says "we" or "us" ("Lord
+    Greyspine himself sent us", "we've been charged to find Lady Kima"), else None.
+
+    In character, a player's "we" is the company the character travels with: what the
+    players tell an NPC about their errand is the party's. Only a speaker whose character is
+    known (`character`), outside quotes, and only in a sentence that says "we" / "us" (the
+    others are not parsed for it). A question or a plan ("we should find Nostoc") is not a
+    deed; the parse's own checks (`svo._hypothetical`) leave those out. Facts read through it
+    pay the party's penalty (review)."""
+    if (party is None or character is None or sentence.quoted
+            or sentence.entry.speaker_role != "player"):
+        return None
+    return party if _WE.search(sentence.text) else None

@@ -17,7 +17,10 @@ grammar's own:
   was done to the clause's subject: that subject, passive;
 - a past participle on a name ("Kima, freed by Clarota") tells what was done to that name;
 - a present participle ("..., seeking Lady Kima", "After killing Murghol, Grog ...") is the
-  clause subject's own doing.
+  clause subject's own doing;
+- a gerund right after an object pronoun ("lend support in me leaving Draconia") is that
+  pronoun's doing, whatever the parse hung the pronoun on: English puts a gerund's own
+  subject there, in the object's form.
 
 The climb stops after a few steps: a long chain is more likely a misparse than a long deed.
 """
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
 
 OBJECT_CONTROL = frozenset(words(
     "ask tell order command persuade convince want expect allow force help urge beg invite "
-    "instruct encourage let make get need send hire pay"
+    "instruct encourage let make get need send hire pay charge task commission"
 ))
 _MAX_STEPS = 3
 _VERBS = ("VERB", "AUX")
@@ -49,11 +52,38 @@ def _own_subjects(verb: Token) -> list[tuple[Token, bool]]:
     return out
 
 
+_OBJECT_PRONOUNS = frozenset(words("me him her them us you"))
+
+
+def _gerund_subject(verb: Token) -> Token | None:
+    """The object pronoun said right before a gerund ("in me leaving Draconia"), when the
+    parse made it another word's object rather than the gerund's own."""
+    if verb.tag_ != "VBG" or verb.i == 0:
+        return None
+    before = verb.doc[verb.i - 1]
+    if before.lower_ in _OBJECT_PRONOUNS and before.dep_ in ("pobj", "dobj") and (
+            before.head is not verb):
+        return before
+    return None
+
+
+def purpose_of_task(verb: Token) -> bool:
+    """The errand a passive control verb sets, which the parse hangs as a purpose clause:
+    "we were sent to find Lady Kima", "we've been charged to find Lady Kima"."""
+    head = verb.head
+    return (verb.dep_ == "advcl" and verb.tag_ == "VB" and head is not verb
+            and head.lemma_.lower() in OBJECT_CONTROL
+            and any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
+            and any(c.dep_ == "nsubjpass" for c in head.children))
+
+
 def implied_subjects(verb: Token, steps: int = _MAX_STEPS) -> list[tuple[Token, bool]]:
     """The (subject token, passive) pairs a verb without a subject of its own borrows; [] when
     the grammar gives it none. A verb with its own subject gets [] too (read it directly)."""
     if _own_subjects(verb) or steps <= 0:
         return []
+    if (gerund_subject := _gerund_subject(verb)) is not None:
+        return [(gerund_subject, False)]
     head = verb.head
     if head is verb:
         return []
@@ -68,7 +98,7 @@ def implied_subjects(verb: Token, steps: int = _MAX_STEPS) -> list[tuple[Token, 
             return []
     elif verb.dep_ == "conj":
         pass
-    elif verb.dep_ == "xcomp":
+    elif verb.dep_ == "xcomp" or purpose_of_task(verb):
         head_subjects = _own_subjects(head) or implied_subjects(head, steps - 1)
         control = head.lemma_.lower() in OBJECT_CONTROL
         if control:  # "was hired to go": the one hired goes; "asked Grog to go": not said

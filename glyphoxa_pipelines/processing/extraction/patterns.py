@@ -30,8 +30,10 @@ from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
 from glyphoxa_pipelines.processing.extraction.coreference import (
     THE_PARTY,
     party_they,
+    party_we,
     third_person_antecedents,
 )
+from glyphoxa_pipelines.processing.extraction.descriptions import description_antecedents
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
     WordStats,
@@ -158,7 +160,8 @@ def _speakers(
         # that say so are parsed for it
         told = (party if party and entry.speaker_role == "dm" and not s.quoted
                 and THE_PARTY.search(s.text) else None)
-        out.append(Speakers(me, you.entity, you_reading=you.reading or "speaker", party=told))
+        out.append(Speakers(me, you.entity, you_reading=you.reading or "speaker", party=told,
+                            we=party_we(s, me, party)))
     return out
 
 
@@ -408,10 +411,12 @@ class _SentenceMentions:
         thirds = third_person_antecedents(sentences, self.spans, entities)
         quoting = quote_speakers(sentences, self.spans, entities)
         theys = party_they(sentences, self.spans, entities, party_entity(entities))
+        described = description_antecedents(sentences, self.spans, entities)
         speakers = [
-            replace(who, third=t, they=they) if q is None
-            else replace(who, third=t, they=they, me=q, me_reading="quote")
-            for who, t, q, they in zip(speakers, thirds, quoting, theys, strict=True)
+            replace(who, third=t, they=they, described=d) if q is None
+            else replace(who, third=t, they=they, described=d, me=q, me_reading="quote")
+            for who, t, q, they, d in zip(speakers, thirds, quoting, theys, described,
+                                          strict=True)
         ]
         rows = [
             i

@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v8"  # v8: a recap line of any length, "the party managed",
+EXTRACTOR_VERSION = "spacy-v9"  # v9: a player's in-character "we" is the party, a plan's
+# second verb is a plan too, "the castle" the turn described, "took control of X", "me leaving
+# X" (a gerund's subject), "sent on a mission by X", an idiom in the passive,
+# "we were charged to find X" (a purpose clause of a passive control verb: seeking only);
+# v8: a recap line of any length, "the party managed",
 # "her deity" is worship, "hired to find X" is seeking, "PLACE, where X is held" (held_in),
 # a reaction between two DM turns to the party leaves "you" the party;
 # v7: a name given to "this" is a thing, a "she" skips a

@@ -21,6 +21,7 @@ from glyphoxa_pipelines.memory.models import Entity
 from glyphoxa_pipelines.processing.extraction.implied_subject import (
     OBJECT_CONTROL,
     implied_subjects,
+    purpose_of_task,
 )
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, type_ok
@@ -29,6 +30,7 @@ from glyphoxa_pipelines.processing.extraction.vocabulary import ITEM_NOUNS, LOCA
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
+_SEIZING = frozenset(words("take seize gain wrest"))
 # (lemma, preposition or "" for a direct object) -> (relation type, reversed)
 VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("killed", False) for v in words("kill slay murder assassinate execute")},
@@ -41,6 +43,8 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("healed", False) for v in words("heal cure restore revive resurrect")},
     ("betray", ""): ("betrayed", False),
     **{(v, ""): ("captured", False) for v in words("capture imprison kidnap abduct")},
+    # "the Briarwoods took control of the castle": seized, whatever the verb of taking
+    **{(v, "control of"): ("captured", False) for v in _SEIZING},
     **{(v, ""): ("attacked", False) for v in words("attack shoot stab slash strike ambush")},
     ("fight", ""): ("fought", False),
     ("fight", "with"): ("fought", False),
@@ -154,7 +158,7 @@ THIRD_PERSON = frozenset(words("he him she her"))
 # party are weaker, always below the default review threshold (0.7)
 COREFERENCE_PENALTY = {
     "speaker": 0.15, "quote": 0.15, "vocative": 0.05, "narration": 0.25, "reply": 0.25,
-    "party": 0.25, "party_they": 0.25,
+    "party": 0.25, "party_they": 0.25, "party_we": 0.25, "description": 0.25,
     "the_party": 0.1,  # the DM says "the party": the referent is named, only the word's sense
 }
 
@@ -170,11 +174,15 @@ class Speakers:
     party: str | None = None  # the DM's "the party" in narration: the entity marked `party`
     me_reading: str = "speaker"  # a player's own "I", or an NPC's in a DM quote (`quote`)
     they: str | None = None  # the DM's "they" right after "the party" (`coreference`)
+    we: str | None = None  # a player's in-character "we" / "us": the party (`coreference`)
+    # "the castle" after "the castle of Whitestone" in the same turn (`descriptions`)
+    described: tuple[tuple[str, str], ...] = ()
 
     def count(self) -> int:
         """How many referents the pronouns add to the sentence's named mentions."""
         return ((self.me is not None) + (self.you is not None) + (self.third is not None)
-                + (self.party is not None) + (self.they is not None))
+                + (self.party is not None) + (self.they is not None) + (self.we is not None)
+                + bool(self.described))
 
 
 def mention_at(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
@@ -254,9 +262,26 @@ def _referent(
         return speakers.third, "narration"
     if low in ("they", "them") and speakers.they:
         return speakers.they, "party_they"
+    if low in ("we", "us") and speakers.we:
+        return speakers.we, "party_we"
     if speakers.party and _the_party(token):
         return speakers.party, "the_party"
+    if speakers.described and (eid := _described(token, speakers.described)):
+        return eid, "description"
     return None, None
+
+
+def _described(token: Token, described: tuple[tuple[str, str], ...]) -> str | None:
+    """The entity "the castle" stands for when the turn described one so (`descriptions`):
+    a common noun with "the" / "this" / "that", not "the castle of X" (another castle) nor
+    "his castle" (someone's)."""
+    if token.pos_ != "NOUN" or not any(
+            c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in token.children):
+        return None
+    if any(c.dep_ in ("prep", "poss") and (c.dep_ == "poss" or c.lower_ == "of")
+           for c in token.children):
+        return None
+    return dict(described).get(token.lower_)
 
 
 def _the_party(token: Token) -> bool:
@@ -284,6 +309,9 @@ def _hypothetical(verb: Token) -> bool:
     head = verb.head
     if verb.dep_ == "xcomp" and head.lemma_.lower() in ("have", "go", "want", "try", "need"):
         return True
+    # the plan a second verb belongs to: "we should try to go ... and find Nostoc"
+    if verb.dep_ in ("conj", "xcomp") and head is not verb and head.pos_ in ("VERB", "AUX"):
+        return _hypothetical(head)
     return verb.sent.text.rstrip().endswith("?") or any(
         c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in verb.children
     )
@@ -307,6 +335,20 @@ def _idiom_objects(prep: str, pobj: Token, depth: int = 2) -> list[tuple[Token, 
     return out
 
 
+_ERRANDS = frozenset(words("mission quest errand task assignment"))
+
+
+def _errand_agents(verb: Token, pobj: Token) -> list[tuple[Token, str]]:
+    """The agent of a passive said on its errand: "was sent down on a mission by the arcanist
+    Allura" (the parse hangs "by" on "mission"). Only a passive verb: an active one has its
+    doer already, and "fought on a quest by the river" is a place."""
+    if pobj.lemma_.lower() not in _ERRANDS or not any(
+            c.dep_ in ("auxpass", "nsubjpass") for c in verb.children):
+        return []
+    return [(t, "by") for by in pobj.children if by.dep_ == "prep" and by.lower_ == "by"
+            for agent in by.children if agent.dep_ == "pobj" for t in _with_conjuncts(agent)]
+
+
 def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token, str]]]:
     """The verb's subjects (token, passive) and objects (token, preposition; "" for a direct
     object, "by" for a passive's agent)."""
@@ -317,6 +359,12 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
             subjects += [(t, False) for t in _with_conjuncts(child)]
         elif child.dep_ == "nsubjpass":
             subjects += [(t, True) for t in _with_conjuncts(child)]
+        elif child.dep_ == "dobj" and child.lemma_.lower() == "control" and (
+                verb.lemma_.lower() in _SEIZING):
+            # "took control of the castle": what was taken is the control's object
+            objects += [(pobj, "control of") for prep in child.children
+                        if prep.dep_ == "prep" and prep.lower_ == "of"
+                        for pobj in prep.children if pobj.dep_ == "pobj"]
         elif child.dep_ == "dobj" and child.lemma_.lower() in _PATHS:
             # "make your way to X", "hiked down the mountain towards X": where the path leads
             objects += [(pobj, prep.lower_) for prep in child.children if prep.dep_ == "prep"
@@ -330,6 +378,7 @@ def _arguments(verb: Token) -> tuple[list[tuple[Token, bool]], list[tuple[Token,
                     continue
                 objects += _idiom_objects(prep, pobj) or [
                     (t, prep) for t in _with_conjuncts(pobj)]
+                objects += _errand_agents(verb, pobj)
     if not subjects:  # "Tiberius swoops up and catches Vax", "Exiled by Kevdak, Grog ..."
         subjects = implied_subjects(verb)
     return subjects, objects
@@ -355,7 +404,8 @@ def _task(verb: Token) -> bool:
 def _set_as_task(verb: Token) -> bool:
     """The verb is the task another sets: "was hired to find Lady Kima" says the party went
     looking for her, not that they met her (that comes sessions later)."""
-    return verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _QUEST_VERBS
+    return (verb.dep_ == "xcomp" and verb.head.lemma_.lower() in _QUEST_VERBS
+            or purpose_of_task(verb))
 
 
 def _given(verb: Token, spans: list[tuple[int, int, str]]) -> bool:
@@ -482,8 +532,11 @@ def svo_facts(
             for obj, prep in objects:
                 if passive and prep == "by":
                     (lemma_prep, (a_tok, b_tok)) = ("", (obj, subj))
-                elif passive and (lemma, prep) not in _PASSIVE_STATES:
-                    continue  # "Grog was taken to Kima": who did it is not said
+                elif passive and (lemma, prep) not in _PASSIVE_STATES and (
+                        prep not in PREP_IDIOMS):
+                    # "Grog was taken to Kima": who did it is not said; an idiom says its
+                    # relation in either voice ("was sent in search of Kima")
+                    continue
                 elif (lemma, prep) in _SENT_TO and not passive:
                     continue  # the sender did not go
                 else:
@@ -509,6 +562,8 @@ def svo_facts(
                 rel_type, how = found
                 if rel_type == "met" and _set_as_task(verb):
                     rel_type = "seeking"
+                elif purpose_of_task(verb) and rel_type != "seeking":
+                    continue  # "was sent to kill Kevdak": the errand, not yet the deed
                 if rel_type == "leader_of" and lemma_prep == "" and any(
                         c.dep_ == "prep" and c.lower_ in _GUIDING_PREPS for c in verb.children):
                     continue  # "leads you to the vault": a guide, not a ruler
