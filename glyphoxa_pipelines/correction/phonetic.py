@@ -237,7 +237,8 @@ def find_corrections(
     count = len(scan.norms)
     if not count:
         return [], []
-    single_name = memo_for(index, cfg).single
+    memo = memo_for(index, cfg)
+    single_name, windows, windows_kept = memo.single, memo.windows, memo.windows_kept
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
     joinable, plain, title = scan.joinable, scan.plain, scan.title
     by_surface = index.by_surface
@@ -368,20 +369,37 @@ def find_corrections(
                         continue
                     if n == 1 and exact_tokens[first]:
                         continue
-                    if n > 1 and not _may_match(
-                        index,
-                        cfg,
-                        scan,
-                        exact_tokens,
-                        first,
-                        last,
-                        win_joined,
-                        norm,
-                        zipf,
-                        all_common and common,
-                        (first_sizes, last_sizes[last]),
-                    ):
-                        continue
+                    if n > 1:
+                        # what the pre-check reads: the words (the last as read), their
+                        # frequencies and the names heard right among them; the rest of its
+                        # arguments follow from these (`word_memo`)
+                        key = (
+                            *norms_of[first:last],
+                            norm,
+                            *zipfs_of[first:last],
+                            zipf,
+                            *exact_tokens[first : last + 1],
+                        )
+                        may = windows.get(key)
+                        if may is None:
+                            may = _may_match(
+                                index,
+                                cfg,
+                                scan,
+                                exact_tokens,
+                                first,
+                                last,
+                                win_joined,
+                                norm,
+                                zipf,
+                                all_common and common,
+                                (first_sizes, last_sizes[last]),
+                            )
+                            if len(windows) >= windows_kept:
+                                windows.clear()
+                            windows[key] = may
+                        if not may:
+                            continue
                 if forms is None and n == 1:
                     # a word alone: its result depends on the word and where it stands only
                     result = single_name(

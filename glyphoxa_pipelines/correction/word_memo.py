@@ -1,4 +1,5 @@
-"""What stage 1 finds for a word standing alone, remembered per name index and configuration.
+"""What stage 1 finds for a word standing alone, and whether a window of several words may be
+a name at all, remembered per name index and configuration.
 
 Why: the words of table talk repeat from utterance to utterance (a name misheard the same way
 each time it is said, the same rare words of the campaign), and a one-word window that no
@@ -7,6 +8,12 @@ time. Its result depends only on the word as written, whether it is capitalized 
 where it stands and whether it starts a sentence, the index and the configuration; so it is
 kept, per (index, configuration), in a bounded least-recently-used memo. The index is
 immutable and the configuration frozen, so a kept result never goes stale.
+
+A window of several words that no name is spelled like goes through the walk's pre-check
+(`phonetic._may_match`: its code, the names sharing an edge word, the spelling fallback's
+search) before any scoring; the answer depends only on its words as read (normalized, their
+frequencies, which are names heard right) and the same pair (index, configuration), and the
+same windows ("Grog and", "hands Branaka") come back turn after turn, so it is kept too.
 """
 
 from __future__ import annotations
@@ -18,20 +25,26 @@ from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 from glyphoxa_pipelines.correction.window_scoring import Window, best_name
 
 WORDS_KEPT = 16_384  # per (index, configuration): a campaign's talk uses a few thousand words
+WINDOWS_KEPT = 32_768  # per (index, configuration); emptied when full, as the scene's code memo
 MEMOS_KEPT = 8  # (index, configuration) pairs: a worker serves a few campaigns at a time
 
 Found = tuple[NameForm, float, Method, bool] | None
 
 
 class WordMemo:
-    """`best_name` of one-word windows for one index and configuration."""
+    """`best_name` of one-word windows, and the walk's pre-check of longer ones, for one index
+    and configuration."""
 
-    __slots__ = ("index", "config", "single")
+    __slots__ = ("index", "config", "single", "windows", "windows_kept")
 
     def __init__(self, index: NameIndex, config: CorrectionConfig) -> None:
         self.index = index
         self.config = config
         self.single = lru_cache(maxsize=WORDS_KEPT)(self._single)
+        # a window's words (normalized, the last as read), their frequencies and which are
+        # names heard right, as one flat tuple → whether the walk's pre-check lets it through
+        self.windows: dict[tuple[str | float | bool, ...], bool] = {}
+        self.windows_kept = WINDOWS_KEPT  # `windows` is emptied when it holds as many
 
     def _single(self, text: str, norm: str, zipf: float, titled: bool, initial: bool) -> Found:
         """`best_name` of the window of one word, `text` as written (`norm`, `zipf` its

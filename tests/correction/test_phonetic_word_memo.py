@@ -86,6 +86,43 @@ def test_the_memo_is_per_index_and_configuration_and_bounded(
     assert first.corrections  # the line holds misheard names: the check compares findings
 
 
+def test_a_remembered_window_pre_check_answers_as_a_fresh_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The walk keeps its pre-check of windows of several words per index and configuration,
+    keyed by the window's words, frequencies and names heard right: every line corrected
+    after all the others (their windows kept) must read as it does with nothing kept, and
+    the memo stays bounded."""
+    monkeypatch.setattr(word_memo, "WINDOWS_KEPT", 64)
+    lines = [
+        "Grincho hands Brannock the kraghamer",
+        "grincho hands brannock the Kraghammer",  # the same words, cased as names
+        "Grincho's hands, Brannock's kraghamer",  # possessives: the base word is read
+        "tiberias storm wind met allura visoren",
+        "Tiberius storm wind met Allura visoren",  # a name heard right inside the window
+        "the eldrin ax and vax il dan ran to thaljur",
+        "I don't think eldrin acks and the dont think grim jow",
+        "we met " + " and ".join(HEARD) + " at the gate",
+        # the same words as read, but a frequent word ("don't") in the window: the pre-check
+        # says no to it and yes to its neighbour
+        "I don't allo it",
+        "I dont allo it",
+    ]
+    entities = [*ENTITIES, "Dontalo"]
+    cfg = CorrectionConfig()
+    shared = NameIndex(entities)
+    for line in lines:  # every window of every line kept first
+        correct(line, shared, config=cfg)
+    kept = memo_for(shared, cfg).windows
+    assert kept and len(kept) <= 64
+    changed = 0
+    for line in reversed(lines):
+        fresh = correct(line, NameIndex(entities), config=cfg)
+        assert correct(line, shared, config=cfg) == fresh, line
+        changed += bool(fresh.corrections)
+    assert changed >= 5  # the lines hold misheard names: the check compares findings
+
+
 def test_the_fallback_search_says_yes_to_every_window_spelled_close_to_a_name() -> None:
     # every two-word window of these words that best_name matches with no code in common
     # ("fuzzy": "yal reth" for Yareth) must pass the filtered search, or the walk would skip
