@@ -27,7 +27,7 @@ from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 from glyphoxa_pipelines.correction.window_scoring import Window, best_name
 
 WORDS_KEPT = 16_384  # per (index, configuration): a campaign's talk uses a few thousand words
-WINDOWS_KEPT = 32_768  # per (index, configuration); emptied when full, as the scene's code memo
+WINDOWS_KEPT = 16_384  # per (index, configuration): about 3 MiB full, then emptied
 MEMOS_KEPT = 8  # (index, configuration) pairs: a worker serves a few campaigns at a time
 
 Found = tuple[NameForm, float, Method, bool] | None
