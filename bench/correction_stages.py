@@ -7,12 +7,14 @@ met yet (`correction_latency.py --first-sight`). To know which stage to make che
 corrects the real-STT corpus's tune lines (a session's words so far), then times each stage of
 `pipeline.correct` on the held-out lines once (first sight) and again (warm), in thread CPU
 time, and counts the scenes laid out anew. Wrapping the stages costs a little per call: read
-the shares, not the sums. One JSON line last.
+the shares, not the sums. Scenes hold the names each speaker said earlier in the session, as
+production builds them (`--no-speaker`: the turns' scenes only). One JSON line last.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -28,7 +30,15 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from build_stt_corpus import default_out  # noqa: E402
-from correction_stt import build_entities, load_corpus, parties, with_party  # noqa: E402
+from correction_stt import (  # noqa: E402
+    DEFAULT_DATA,
+    SESSION_TURNS,
+    build_entities,
+    load_corpus,
+    parties,
+    widen_scenes,
+    with_party,
+)
 
 from glyphoxa_pipelines.correction import pipeline, scene_forms  # noqa: E402
 from glyphoxa_pipelines.correction.name_index import NameIndex  # noqa: E402
@@ -55,6 +65,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--names", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--speaker",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="scenes with the names each speaker said earlier (reads CRD3 under --data; "
+        "without it, the turns' scenes)",
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args(argv)
     folder = args.corpus or default_out()
     if not (folder / "corpus.jsonl").exists():
@@ -62,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"bench": "correction_stages", "skipped": True}))
         return 0
     rows, entities = load_corpus(folder)
+    if args.speaker:
+        crd3 = [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
+        if not widen_scenes(rows, args.data, crd3, SESSION_TURNS, "speaker"):
+            args.speaker = False
+            print(f"no CRD3 under {args.data}: scenes without the speaker's names")
     with_party(rows, parties())
     index = NameIndex(build_entities(entities, args.names, args.seed))
     for row in rows:
@@ -70,7 +93,12 @@ def main(argv: list[str] | None = None) -> int:
                 row["hypothesis"], index, row.get("word_confidences"), scene=row["scene"]
             )
     held = [row for row in rows if row["split"] == "heldout"]
-    out: dict[str, Any] = {"bench": "correction_stages", "lines": len(held)}
+    gc.collect()  # the warm-up's garbage, not inside the first timed line
+    out: dict[str, Any] = {
+        "bench": "correction_stages",
+        "lines": len(held),
+        "speaker_scenes": args.speaker,
+    }
     for label in ("first_sight", "warm"):
         spent: Counter[str] = Counter()
         originals = {name: getattr(pipeline, name) for name in STAGES}

@@ -261,6 +261,7 @@ def context_corrections(
     scene_key = scene if isinstance(scene, tuple) else tuple(scene or ())
     in_play = scene_forms(index, scene_key) if scene_key else NO_SCENE
     scene_canon, by_scene = in_play.canon, in_play.by_variant
+    has_variants = bool(by_scene)  # once: its truth is a method call, asked per window code
     scene_lengths = in_play.variant_lengths
     anchor_words = in_play.anchor_words
     unsure_at = cfg.unsure_confidence
@@ -361,7 +362,7 @@ def context_corrections(
                     for form in by_code.get(code, ()):
                         forms[id(form)] = form
                 size = len(code)  # its variants' lengths: folding keeps it, a deletion is one less
-                if by_scene and (
+                if has_variants and (
                     size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
                 ):
                     for form in in_play.forms_of_code(code):

@@ -24,6 +24,7 @@ reference implementation corrupted correct text:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -43,7 +44,7 @@ from glyphoxa_pipelines.correction.window_scoring import (
     pair_similarity,
     spelling_fallback_possible,
 )
-from glyphoxa_pipelines.correction.word_memo import memo_for
+from glyphoxa_pipelines.correction.word_memo import memo_for, walk_facts
 from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE as TOKEN_RE  # re-exported
 from glyphoxa_pipelines.correction.word_pieces import piece_tokens
 
@@ -237,16 +238,10 @@ def find_corrections(
     count = len(scan.norms)
     if not count:
         return [], []
-    single_name = memo_for(index, cfg).single
+    memo = memo_for(index, cfg)
+    single_name, windows, windows_kept = memo.single, memo.windows, memo.windows_kept
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
     joinable, plain, title = scan.joinable, scan.plain, scan.title
-    by_surface = index.by_surface
-    exact_tokens = []
-    for k in range(count):
-        form = by_surface.get(scan.words[k])
-        if form is None and len(variants_of[k]) > 1:
-            form = by_surface.get(text[starts[k] : variants_of[k][0][1]])
-        exact_tokens.append(form is not None and form.n_words == 1)
     max_size = index.max_words + cfg.max_extra_words
     max_len = index.max_joined * cfg.max_length_ratio
     min_len = index.min_joined * cfg.min_length_ratio
@@ -255,14 +250,23 @@ def find_corrections(
     by_joined = index.by_joined
     by_edge = index.by_edge
     prefixes = index.joined_prefixes
-    no_sizes: frozenset[int] = frozenset()
-    edge_sizes = [index.edge_sizes.get(norm, no_sizes) for norm in norms_of]
-    last_sizes = [index.edge_sizes.get(v[0][0], no_sizes) for v in variants_of]
-    function_of = [z >= function_zipf for z in zipfs_of]
-    # an ordinary word with one reading: the only kind the first check below lets pass
-    plain_common = [
-        z >= common_zipf and len(v) == 1 for z, v in zip(zipfs_of, variants_of, strict=True)
-    ]
+    # what the walk reads of each word for this index and configuration, kept per word as
+    # written (`word_memo.walk_facts`): one look-up per word instead of several per utterance
+    kept_facts, facts_kept = memo.words, memo.words_kept
+    rows = []
+    for k, word in enumerate(scan.words):
+        row = kept_facts.get(word)
+        if row is None:
+            base = text[starts[k] : variants_of[k][0][1]] if len(variants_of[k]) > 1 else None
+            row = walk_facts(index, word, base, variants_of[k], zipfs_of[k], cfg)
+            if len(kept_facts) >= facts_kept:
+                kept_facts.clear()
+            kept_facts[word] = row
+        rows.append(row)
+    # a name heard right alone; the sizes of the multi-word names the word begins or ends,
+    # and those its base (without "'s") ends; a function word; an ordinary word with one
+    # reading (the only kind the first check below lets pass)
+    exact_tokens, edge_sizes, last_sizes, function_of, plain_common = zip(*rows, strict=True)
     initial_of = scan.initial
     # where a run of ordinary words ends, and where the words that can be joined end: the
     # walk below jumps over the windows the first check inside it would pass over one by one
@@ -368,20 +372,37 @@ def find_corrections(
                         continue
                     if n == 1 and exact_tokens[first]:
                         continue
-                    if n > 1 and not _may_match(
-                        index,
-                        cfg,
-                        scan,
-                        exact_tokens,
-                        first,
-                        last,
-                        win_joined,
-                        norm,
-                        zipf,
-                        all_common and common,
-                        (first_sizes, last_sizes[last]),
-                    ):
-                        continue
+                    if n > 1:
+                        # what the pre-check reads: the words (the last as read), their
+                        # frequencies and the names heard right among them; the rest of its
+                        # arguments follow from these (`word_memo`)
+                        key = (
+                            *norms_of[first:last],
+                            norm,
+                            *zipfs_of[first:last],
+                            zipf,
+                            *exact_tokens[first : last + 1],
+                        )
+                        may = windows.get(key)
+                        if may is None:
+                            may = _may_match(
+                                index,
+                                cfg,
+                                scan,
+                                exact_tokens,
+                                first,
+                                last,
+                                win_joined,
+                                norm,
+                                zipf,
+                                all_common and common,
+                                (first_sizes, last_sizes[last]),
+                            )
+                            if len(windows) >= windows_kept:
+                                windows.clear()
+                            windows[key] = may
+                        if not may:
+                            continue
                 if forms is None and n == 1:
                     # a word alone: its result depends on the word and where it stands only
                     result = single_name(
@@ -430,7 +451,7 @@ def _may_match(
     index: NameIndex,
     cfg: CorrectionConfig,
     scan: Scan,
-    exact_tokens: list[bool],
+    exact_tokens: Sequence[bool],
     first: int,
     last: int,
     joined: str,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from glyphoxa_pipelines.correction.confusions import fold
+from glyphoxa_pipelines.correction.confusions import code_variants, fold
 from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 
 CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
@@ -117,24 +117,45 @@ class SceneForms:
     # a window's code → `by_variant`'s forms of all its variants: filled as codes come (the
     # same words' codes come utterance after utterance), bounded
     by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
+    # the first three letters of every variant of `by_variant` (those of three letters or
+    # more): most window codes at a session's first sight of them share none, and four set
+    # look-ups tell so where the index's look-ups of every deletion cost more
+    heads: frozenset[str] = frozenset()
 
     def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
         """The scene's forms sharing a variant with a window's `code`, each once."""
         found = self.by_code.get(code)
         if found is None:
-            found = self.by_variant.sharing(code)
+            if len(code) >= 4 and not self._may_share(fold(code)):
+                found = ()
+            else:
+                found = self.by_variant.sharing(code)
             if len(self.by_code) >= CODES_KEPT:
                 self.by_code.clear()
             self.by_code[code] = found
         return found
+
+    def _may_share(self, folded: str) -> bool:
+        """Whether a folded code of four letters or more may share a variant with the scene's
+        names. Its variants begin with its own first three letters or those of its deletion
+        of the first, second or third letter (a later deletion keeps them), so a variant it
+        shares begins with one of these four heads."""
+        heads = self.heads
+        return (
+            folded[:3] in heads
+            or folded[1:4] in heads
+            or folded[0] + folded[2:4] in heads
+            or folded[:2] + folded[3] in heads
+        )
 
 
 NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
 
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
-# word count when several, whether it begins with a V, its folded codes less the last sound
-_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...]]
+# word count when several, whether it begins with a V, its folded codes less the last sound,
+# and the heads of its code variants (`SceneForms.heads`)
+_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...], frozenset[str]]
 
 
 def _facts_of(form: NameForm) -> _Facts:
@@ -143,11 +164,13 @@ def _facts_of(form: NameForm) -> _Facts:
         lengths.add(len(code))
         if len(code) >= 4:
             lengths.add(len(code) - 1)
+    heads = frozenset(v[:3] for code in form.codes for v in code_variants(code) if len(v) >= 3)
     size = len(form.words)
     if size > 1:
-        return (frozenset(lengths) if form.codes else None, size, False, ())
+        return (frozenset(lengths) if form.codes else None, size, False, (), heads)
     shorts = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
-    return (frozenset(lengths) if form.codes else None, 0, form.joined.startswith("v"), shorts)
+    starts_v = form.joined.startswith("v")
+    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts, heads)
 
 
 @lru_cache(maxsize=8)
@@ -168,6 +191,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     canon = frozenset(f.canonical for f in forms.values())
     members: dict[int, NameForm] = {}
     lengths: set[int] = set()
+    heads: set[str] = set()
     by_size: dict[int, list[NameForm]] = {}
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
@@ -180,10 +204,11 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         facts = known.get(key)
         if facts is None:
             facts = known[key] = _facts_of(form)
-        code_lengths, size, starts_v, shorts = facts
+        code_lengths, size, starts_v, shorts, form_heads = facts
         if code_lengths is not None:
             members[key] = form
             lengths |= code_lengths
+            heads |= form_heads
         if size:
             by_size.setdefault(size, []).append(form)
             anchor_words.update(form.words)
@@ -202,4 +227,5 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         tuple(voiced),
         tuple(single),
         frozenset(anchor_words),
+        heads=frozenset(heads),
     )

@@ -55,7 +55,7 @@ class Window:
         joined: str,
         text: str,
         zipfs: list[float],
-        exact_tokens: list[bool],
+        exact_tokens: Sequence[bool],
         all_common: bool,
         titled: bool,
         initial: bool = False,

@@ -22,7 +22,7 @@ from glyphoxa_pipelines.correction.window_scoring import (
     edge_candidates,
     spelling_fallback_possible,
 )
-from glyphoxa_pipelines.correction.word_memo import memo_for
+from glyphoxa_pipelines.correction.word_memo import memo_for, walk_facts
 from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE
 
 ENTITIES = [
@@ -77,6 +77,7 @@ def test_the_memo_is_per_index_and_configuration_and_bounded(
     line = "we met " + " and ".join(HEARD) + " at the gate"
     first = correct(line, index, config=cfg)
     assert memo.single.cache_info().currsize == 4  # more words than it keeps were scored
+    assert 0 < len(memo.words) <= 4
     assert correct(line, index, config=cfg) == first
     # past MEMOS_KEPT other pairs the oldest memo is dropped, and a new one gives the same
     for _ in range(word_memo.MEMOS_KEPT):
@@ -84,6 +85,64 @@ def test_the_memo_is_per_index_and_configuration_and_bounded(
     assert memo_for(index, cfg) is not memo
     assert correct(line, index, config=cfg) == first
     assert first.corrections  # the line holds misheard names: the check compares findings
+
+
+def test_a_remembered_window_pre_check_answers_as_a_fresh_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The walk keeps its pre-check of windows of several words per index and configuration,
+    keyed by the window's words, frequencies and names heard right: every line corrected
+    after all the others (their windows kept) must read as it does with nothing kept, and
+    the memo stays bounded."""
+    monkeypatch.setattr(word_memo, "WINDOWS_KEPT", 64)
+    lines = [
+        "Grincho hands Brannock the kraghamer",
+        "grincho hands brannock the Kraghammer",  # the same words, cased as names
+        "Grincho's hands, Brannock's kraghamer",  # possessives: the base word is read
+        "tiberias storm wind met allura visoren",
+        "Tiberius storm wind met Allura visoren",  # a name heard right inside the window
+        "the eldrin ax and vax il dan ran to thaljur",
+        "I don't think eldrin acks and the dont think grim jow",
+        "we met " + " and ".join(HEARD) + " at the gate",
+        # the same words as read, but a frequent word ("don't") in the window: the pre-check
+        # says no to it and yes to its neighbour
+        "I don't allo it",
+        "I dont allo it",
+    ]
+    entities = [*ENTITIES, "Dontalo"]
+    cfg = CorrectionConfig()
+    shared = NameIndex(entities)
+    for line in lines:  # every window of every line kept first
+        correct(line, shared, config=cfg)
+    kept = memo_for(shared, cfg).windows
+    assert kept and len(kept) <= 64
+    changed = 0
+    for line in reversed(lines):
+        fresh = correct(line, NameIndex(entities), config=cfg)
+        assert correct(line, shared, config=cfg) == fresh, line
+        changed += bool(fresh.corrections)
+    assert changed >= 5  # the lines hold misheard names: the check compares findings
+
+
+def test_the_walk_reads_of_a_word_what_the_index_says_of_it() -> None:
+    """A one-word name heard right (also before "'s"), the sizes of the multi-word names a
+    word begins or ends (its base's, for the last word of a window), function and ordinary
+    words: what the walk keeps per word."""
+    index, cfg = NameIndex(ENTITIES), CorrectionConfig()
+
+    def facts(word: str) -> tuple[bool, frozenset[int], frozenset[int], bool, bool]:
+        scan = Scan(word)
+        variants = scan.variants[0]
+        base = word[: variants[0][1]] if len(variants) > 1 else None
+        return walk_facts(index, word, base, variants, scan.zipfs[0], cfg)
+
+    assert facts("Grimjaw") == (True, frozenset(), frozenset(), False, False)
+    assert facts("Grimjaw's")[0] and not facts("grimjaw")[0]
+    assert facts("Tiberius")[1:3] == (frozenset({2}), frozenset({2}))
+    assert facts("Stormwind's")[1:3] == (frozenset(), frozenset({2}))
+    assert facts("the")[3:] == (True, True)
+    assert facts("hammer")[3:] == (False, True)
+    assert facts("hammer's")[3:] == (False, False)  # two readings: not passed over
 
 
 def test_the_fallback_search_says_yes_to_every_window_spelled_close_to_a_name() -> None:

@@ -176,3 +176,33 @@ def test_a_scene_laid_out_from_remembered_form_facts_is_laid_out_as_from_scratch
             got.anchor_words,
         ) == _layout(index, scene), scene
     assert multi > 0  # the multi-word branch was taken
+
+
+def test_codes_no_scene_variant_begins_like_skip_the_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A window code of four letters or more whose variants' first three letters begin none
+    of the scene's variants is answered without the index's look-ups, and every answer is the
+    one worked out from scratch."""
+    index = NameIndex(ENTITIES)
+    names = ("Keyleth", "Trinket", "Kima of Vord", "Vrel")
+    scene = scene_forms(index, names)
+    looked_up: list[str] = []
+    sharing = scene_module.SceneVariants.sharing
+
+    def counted(self: scene_module.SceneVariants, code: str) -> tuple:
+        looked_up.append(code)
+        return sharing(self, code)
+
+    monkeypatch.setattr(scene_module.SceneVariants, "sharing", counted)
+    rng = random.Random(5)
+    letters = "0AFHJKLMNPRSTX"
+    codes = {"".join(rng.choice(letters) for _ in range(rng.randint(4, 8))) for _ in range(800)}
+    codes |= {c + "T" for form in index.forms for c in form.codes}  # one letter more: hits
+    found = 0
+    for code in sorted(codes):
+        got = scene.forms_of_code(code)
+        assert set(map(id, got)) == set(_sharing(index, names, code)), code
+        found += bool(got)
+    assert found >= 4
+    assert len(looked_up) < len(codes) / 2  # most random codes never reach the index
