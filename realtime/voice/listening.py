@@ -74,8 +74,12 @@ class Heard:
 class Listener:
     def __init__(self, vad: EnergyVad, transcribe: Transcribe, on_partial: OnPartial,
                  settings: ListenSettings, on_early: OnPartial | None = None,
-                 on_early_start: Callable[[], None] | None = None) -> None:
+                 on_early_start: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.vad = vad
+        # How long a pass took is read off this clock (a live source's wall time); a caller
+        # feeding recorded audio faster than real time passes the audio's own time instead.
+        self._clock = clock
         self._transcribe = transcribe
         self._on_partial = on_partial
         self._on_early = on_early or on_partial  # the early final's text
@@ -119,7 +123,7 @@ class Listener:
             self._early = None
         if s.partial_every_s <= 0 or (self._job is not None and not self._job.done()):
             return
-        if time.monotonic() < self._pass_free_at:
+        if self._clock() < self._pass_free_at:
             return  # the last pass was slow: leave the worker free as long as it took
         samples = self.vad.speech_so_far()
         heard_s = len(samples) / rate
@@ -135,7 +139,7 @@ class Listener:
         its failure is logged, not raised."""
         try:
             stream = self._stream
-            began = time.monotonic()
+            began = self._clock()
             if self.settings.streaming and stream is not None:
                 window, offset = stream.window(samples)
                 heard = await self._transcribe(window, rate, stream.committed_text(), True)
@@ -143,7 +147,7 @@ class Listener:
                 text = stream.so_far()
             else:
                 text = (await self._transcribe(samples, rate, "", True)).text
-            ended = time.monotonic()
+            ended = self._clock()
             self._pass_free_at = ended + (ended - began)
             if text.strip():
                 await self._on_partial(text)

@@ -105,6 +105,18 @@ class ScriptedRecognizer:
         return Transcript(" ".join(x.text for x in heard), tuple(heard))
 
 
+class StreamClock:
+    """The time a paced source would show: the audio fed so far. The frames go in faster than
+    real time, so a wall clock would make a pass that a busy machine slowed look as long as
+    the whole utterance, and the listener would rightly skip the passes after it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def listen(settings: ListenSettings) -> tuple[list, list[str], ScriptedRecognizer]:
     recognizer = ScriptedRecognizer()
     partials: list[str] = []
@@ -112,10 +124,12 @@ async def listen(settings: ListenSettings) -> tuple[list, list[str], ScriptedRec
     async def on_partial(text: str) -> None:
         partials.append(text)
 
-    listener = Listener(EnergyVad(), recognizer, on_partial, settings)
+    clock = StreamClock()
+    listener = Listener(EnergyVad(), recognizer, on_partial, settings, clock=clock)
     audio, step = speech_stream(), RATE // 50
     heard = []
     for i in range(0, len(audio), step):
+        clock.now += step / RATE
         utterance = listener.feed(AudioFrame(audio[i:i + step], RATE, "ana"))
         await asyncio.sleep(0)  # the passes run between frames, as with a paced source
         if utterance is not None:
@@ -138,10 +152,12 @@ async def test_streaming_leaves_only_the_tail_and_uses_the_early_final() -> None
 async def test_the_early_final_starts_pre_fetch_before_the_vad_closes() -> None:
     recognizer = ScriptedRecognizer()
     partials: list[tuple[str, bool]] = []
+    clock = StreamClock()
     listener = Listener(EnergyVad(), recognizer, lambda text: _note(partials, text, listener),
-                        ListenSettings(partial_every_s=0.5))
+                        ListenSettings(partial_every_s=0.5), clock=clock)
     audio, step = speech_stream(), RATE // 50
     for i in range(0, len(audio), step):
+        clock.now += step / RATE
         if listener.feed(AudioFrame(audio[i:i + step], RATE, "ana")) is not None:
             break
         await asyncio.sleep(0)
@@ -201,14 +217,16 @@ async def test_an_early_final_dropped_at_a_pause_is_used_as_a_pass() -> None:
     and the final decodes only the audio after it."""
     recognizer = ScriptedRecognizer()
     # one pass at 1 s, the next not before 5 s: only the dropped early final can agree with it
+    clock = StreamClock()
     listener = Listener(EnergyVad(), recognizer, _ignore,
                         ListenSettings(partial_every_s=1.0, partial_growth=4.0,
-                                       early_final_ms=200.0, early_as_pass=True))
+                                       early_final_ms=200.0, early_as_pass=True), clock=clock)
     audio = speech_stream()
     audio[int(1.62 * RATE):int(1.84 * RATE)] = 0.0
     step = RATE // 50
     heard = []
     for i in range(0, len(audio), step):
+        clock.now += step / RATE
         utterance = listener.feed(AudioFrame(audio[i:i + step], RATE, "ana"))
         await asyncio.sleep(0)
         if utterance is not None:
