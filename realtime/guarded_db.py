@@ -60,7 +60,10 @@ class GuardedDatabase:
         pool_max: int = 16,
     ) -> None:
         self.url = url
-        self.db = AsyncDatabase(url, min_size=pool_min, max_size=pool_max)
+        # Half as many again for statements planned once per connection (the live search's
+        # turn and scene fetches; `AsyncDatabase.generic_pool`).
+        self.db = AsyncDatabase(url, min_size=pool_min, max_size=pool_max,
+                                generic_max=pool_max // 2)
         self.spool = spool
         self._sessions = SessionStore(self.db)
         self.timeout_s = timeout_s
@@ -197,10 +200,11 @@ class GuardedDatabase:
             await asyncio.sleep(self.probe_interval_s)
             try:
                 if self.degraded and await self._probe():
-                    if self.db.pool.closed:
-                        await self.db.pool.open(wait=False)
-                    with contextlib.suppress(Exception):
-                        await self.db.pool.check()
+                    for pool in self.db.pools():
+                        if pool.closed:
+                            await pool.open(wait=False)
+                        with contextlib.suppress(Exception):
+                            await pool.check()
                     self.degraded = False
                     self.degraded_since = None
                     log.warning("PostgreSQL is back")
