@@ -60,10 +60,7 @@ class GuardedDatabase:
         pool_max: int = 16,
     ) -> None:
         self.url = url
-        # Half as many again for statements planned once per connection (the live search's
-        # turn and scene fetches; `AsyncDatabase.generic_pool`).
-        self.db = AsyncDatabase(url, min_size=pool_min, max_size=pool_max,
-                                generic_max=pool_max // 2)
+        self.db = AsyncDatabase(url, min_size=pool_min, max_size=pool_max)
         self.spool = spool
         self._sessions = SessionStore(self.db)
         self.timeout_s = timeout_s
@@ -200,11 +197,10 @@ class GuardedDatabase:
             await asyncio.sleep(self.probe_interval_s)
             try:
                 if self.degraded and await self._probe():
-                    for pool in self.db.pools():
-                        if pool.closed:
-                            await pool.open(wait=False)
-                        with contextlib.suppress(Exception):
-                            await pool.check()
+                    if self.db.pool.closed:
+                        await self.db.pool.open(wait=False)
+                    with contextlib.suppress(Exception):
+                        await self.db.pool.check()
                     self.degraded = False
                     self.degraded_since = None
                     log.warning("PostgreSQL is back")

@@ -42,13 +42,6 @@ _SESSION_SETUP = (
 # fails, the three are one implicit transaction and its rollback undoes the first SET too, so
 # the connection goes back to the pool planning per call either way.
 _GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
-# The sessions of `AsyncDatabase`'s generic-plan pool (opt-in, `generic_max`): the same
-# settings, but every prepared statement planned once per connection, so a
-# `Statement.generic_plan` runs alone, with no SETs pipelined around it (the live search's
-# turn and scene fetches: their statements' round trips are on the tool's path). Any other
-# statement an operation there yields runs between the mirror SETs, back to custom plans and
-# again generic, so nothing but a marked statement is ever planned generically.
-_GENERIC_SETUP = _SESSION_SETUP.replace(_CUSTOM_PLANS, _GENERIC_PLANS)
 
 
 def _planned_once(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any],
@@ -92,10 +85,7 @@ def _execute_sync(cur: psycopg.Cursor[Any], st: Statement) -> Any:
     return cur.rowcount
 
 
-async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement,
-                         generic_session: bool = False) -> Any:
-    if generic_session:
-        return await _execute_generic_session(cur, st)
+async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement) -> Any:
     if st.mode == "many":
         await cur.executemany(st.query, st.params)
         return cur.rowcount
@@ -106,27 +96,6 @@ async def _execute_async(cur: psycopg.AsyncCursor[Any], st: Statement,
             await cur.connection.execute(_CUSTOM_PLANS)
     else:
         await cur.execute(st.query, st.params)
-    if st.mode == "all":
-        return await cur.fetchall()
-    if st.mode == "one":
-        return await cur.fetchone()
-    return cur.rowcount
-
-
-async def _execute_generic_session(cur: psycopg.AsyncCursor[Any], st: Statement) -> Any:
-    """`_execute_async` on a connection of the generic-plan pool (`_GENERIC_SETUP`)."""
-    if st.generic_plan and st.mode != "many":
-        await cur.execute(st.query, st.params, prepare=True)
-    else:  # planned per call, as on the main pool; the SETs pipelined with it
-        async with cur.connection.pipeline():
-            await cur.connection.execute(_CUSTOM_PLANS)
-            if st.mode == "many":
-                await cur.executemany(st.query, st.params)
-            else:
-                await cur.execute(st.query, st.params)
-            await cur.connection.execute(_GENERIC_PLANS)
-    if st.mode == "many":
-        return cur.rowcount
     if st.mode == "all":
         return await cur.fetchall()
     if st.mode == "one":
@@ -154,21 +123,18 @@ def drive_sync(conn: psycopg.Connection[Any], op: Op[T], *, transaction: bool = 
 
 
 async def drive_async(
-    conn: psycopg.AsyncConnection[Any], op: Op[T], *, transaction: bool = True,
-    first: Statement | None = None, generic_session: bool = False,
+    conn: psycopg.AsyncConnection[Any], op: Op[T], *, transaction: bool = True
 ) -> T:
     """As `drive_sync`. `transaction=False` runs each statement on its own (the pool's
     connections are autocommit): for read-only operations on the voice path, where BEGIN and
-    COMMIT would be two of four round trips. `first`: the operation's first statement, when
-    the caller already took it to choose the pool; `generic_session`: `conn` is one of the
-    generic-plan pool's."""
+    COMMIT would be two of four round trips."""
     scope = conn.transaction() if transaction else contextlib.nullcontext()
     async with scope, conn.cursor(row_factory=dict_row) as cur:
         try:
-            st = first if first is not None else next(op)
+            st = next(op)
             while True:
                 try:
-                    result = await _execute_async(cur, st, generic_session)
+                    result = await _execute_async(cur, st)
                 except psycopg.Error as exc:
                     st = op.throw(exc)
                     continue
@@ -188,12 +154,6 @@ async def _configure_async(conn: psycopg.AsyncConnection[Any]) -> None:
     # jsonb arrives as text; orjson parses the hot context's rows ~4x faster than json.
     set_json_loads(orjson.loads, conn)
     await conn.execute(_SESSION_SETUP)
-
-
-async def _configure_generic_async(conn: psycopg.AsyncConnection[Any]) -> None:
-    await register_vector_async(conn)
-    set_json_loads(orjson.loads, conn)
-    await conn.execute(_GENERIC_SETUP)
 
 
 class Database:
@@ -253,8 +213,7 @@ class Database:
 class AsyncDatabase:
     """Asynchronous face for the realtime service: the same operations on an async pool."""
 
-    def __init__(self, url: str, *, min_size: int = 2, max_size: int = 16,
-                 generic_max: int = 0) -> None:
+    def __init__(self, url: str, *, min_size: int = 2, max_size: int = 16) -> None:
         self.url = url
         self.pool = AsyncConnectionPool(
             url,
@@ -266,38 +225,19 @@ class AsyncDatabase:
             name="glyphoxa-async",
             timeout=5.0,
         )
-        # Up to `generic_max` connections planning generically (`_GENERIC_SETUP`), for the
-        # operations `run` sends there; 0: none, every operation on `pool`.
-        self.generic_pool = AsyncConnectionPool(
-            url,
-            min_size=min(2, generic_max),
-            max_size=generic_max,
-            kwargs={"autocommit": True},
-            configure=_configure_generic_async,
-            open=False,
-            name="glyphoxa-async-generic",
-            timeout=5.0,
-        ) if generic_max > 0 else None
-
-    def pools(self) -> list[AsyncConnectionPool]:
-        """The main pool, then the generic-plan one if there is one (to reopen and check
-        after an outage)."""
-        return [self.pool] + ([self.generic_pool] if self.generic_pool is not None else [])
 
     async def open(self, timeout: float = 15.0) -> AsyncDatabase:
         try:
-            for pool in self.pools():
-                await pool.open(wait=True, timeout=timeout)
-                async with pool.connection(timeout=timeout) as conn:
-                    await conn.execute("SELECT 1")
+            await self.pool.open(wait=True, timeout=timeout)
+            async with self.pool.connection(timeout=timeout) as conn:
+                await conn.execute("SELECT 1")
         except psycopg.OperationalError as exc:  # includes psycopg_pool.PoolTimeout
-            await self.close()
+            await self.pool.close()
             raise DatabaseUnavailableError(f"PostgreSQL is unreachable: {exc}") from exc
         return self
 
     async def close(self) -> None:
-        for pool in self.pools():
-            await pool.close()
+        await self.pool.close()
 
     async def __aenter__(self) -> AsyncDatabase:
         return await self.open()
@@ -306,21 +246,10 @@ class AsyncDatabase:
         await self.close()
 
     async def run(self, op: Op[T], *, transaction: bool = True) -> T:
-        """As `Database.run`, awaited: the same classification of failures. With a
-        generic-plan pool, an operation outside a transaction whose first statement is a
-        `generic_plan` one runs there."""
+        """As `Database.run`, awaited: the same classification of failures."""
         try:
-            if self.generic_pool is None or self.generic_pool.closed or transaction:
-                async with self.pool.connection() as conn:
-                    return await drive_async(conn, op, transaction=transaction)
-            try:
-                first = next(op)
-            except StopIteration as done:  # no statement at all
-                return done.value
-            generic = first.generic_plan and first.mode != "many"
-            async with (self.generic_pool if generic else self.pool).connection() as conn:
-                return await drive_async(conn, op, transaction=False, first=first,
-                                         generic_session=generic)
+            async with self.pool.connection() as conn:
+                return await drive_async(conn, op, transaction=transaction)
         except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as exc:
             raise StatementTimeoutError(f"statement timed out: {exc}") from exc
         except psycopg.OperationalError as exc:
