@@ -129,12 +129,14 @@ async def fetch_scene_turns(
     if config.scene_windows <= 0 or config.scene_tokens <= 0:
         return await plain
     best = [h.chunk.id for h, _, _ in hits[: config.scene_windows]]
-    turns_task = asyncio.ensure_future(plain)
+    # The scene statement first: it is the slower of the two, and whichever task starts
+    # second waits while the first sends its pipelined statements (~1.5 ms at load 3.6).
     scene_task = asyncio.ensure_future(host.run(
         scene_turns_op(best, config.scene_tokens, listener=listener,
                        query_vector=query.vector if query else None,
                        model=query.model if query else None),
         transaction=False))
+    turns_task = asyncio.ensure_future(plain)
     try:
         # Whichever statement answers first, its turns' words are read while the other is
         # still out: the turn model reads every candidate's words next (`turn_ranking.terms`,
