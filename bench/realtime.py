@@ -221,7 +221,8 @@ async def http_bench(url: str, home: Path, live: str, npcs: list[str], n: int, c
 
 async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Dataset, live: str,
                           npcs: list[str], n: int, *, only: tuple[str, ...] | None = None,
-                          stages: bool = True) -> dict:
+                          stages: bool = True,
+                          answers: dict[str, list[dict[str, Any]]] | None = None) -> dict:
     from realtime.schemas import EntryIn
     from realtime.service import MemoryService
     from realtime.tools import ToolScope
@@ -302,7 +303,9 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
 
         async def search_sessions(i: int) -> None:
             svc.embedder._cache.clear()  # honest: every call embeds its query
-            await svc.call_tool("memory.search_sessions", {"query": queries[i]}, scope)
+            found = await svc.call_tool("memory.search_sessions", {"query": queries[i]}, scope)
+            if answers is not None and i >= 0:
+                answers[queries[i]] = found["results"]
 
         async def query_entities(i: int) -> None:
             await svc.call_tool("memory.query_entities", {"name": names[i % len(names)]}, scope)
@@ -448,6 +451,22 @@ async def search_timeline(svc: Any, scope: Any, queries: list[str], n: int
     return out
 
 
+def compare_answers(path: Path, answers: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The timed search_sessions answers against those an earlier run left in `path` (another
+    `--code`, same `--home`): how many questions got exactly the same results (text, scores,
+    citations). The first run to name `path` writes it; later runs compare and never
+    overwrite, so base and new code alternating over one file all compare with the first."""
+    mine = {q: json.loads(json.dumps(r, default=str)) for q, r in answers.items()}
+    if not path.exists():
+        path.write_text(json.dumps(mine, sort_keys=True))
+        return {"questions": len(mine), "written": str(path)}
+    theirs = json.loads(path.read_text())
+    common = [q for q in mine if q in theirs]
+    same = sum(mine[q] == theirs[q] for q in common)
+    empty = sum(not mine[q] for q in common)
+    return {"questions": len(common), "same": same, "empty": empty, "against": str(path)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller dataset (about a minute)")
@@ -468,6 +487,9 @@ def main() -> None:
                          "default: all")
     ap.add_argument("--no-stages", action="store_true",
                     help="skip the search_sessions stage breakdown")
+    ap.add_argument("--answers", type=Path, default=None,
+                    help="search_sessions answers: written to this file by the first run that "
+                         "names it, compared with it by later runs (e.g. base vs --code)")
     args = ap.parse_args()
     scale = scale_dataset.QUICK if args.quick else scale_dataset.FULL
     home = (args.home or Path(tempfile.mkdtemp(prefix="glyphoxa-bench-rt-"))).resolve()
@@ -487,8 +509,12 @@ def main() -> None:
             else:
                 print(f"reusing dataset: {scale}", flush=True)
             live, npcs = prepare_live(db, ds)
+        answers: dict[str, list[dict[str, Any]]] | None = {} if args.answers else None
         results = asyncio.run(inprocess_bench(url, settings, ds, live, npcs, args.calls,
-                                              only=args.only, stages=not args.no_stages))
+                                              only=args.only, stages=not args.no_stages,
+                                              answers=answers))
+        compared = (compare_answers(args.answers, answers)
+                    if args.answers and answers is not None else None)
         http = None
         if not args.no_http:
             http = asyncio.run(http_bench(url, home, live, npcs, args.calls, args.clients,
@@ -507,6 +533,8 @@ def main() -> None:
         flag = "" if target is None else ("ok" if s["p95_ms"] <= target else "MISSED")
         print(f"{name:32} {s['p50_ms']:9.3f} {s['p95_ms']:9.3f} "
               f"{'' if target is None else target:>11} {flag}")
+    if compared:
+        print(f"search_sessions answers: {compared}")
     if http:
         ok = "ok" if http["throughput_per_s"] >= TARGET_THROUGHPUT else "MISSED"
         print(f"hot context throughput, {http['clients']} clients, {http['workers']} worker(s): "
@@ -518,6 +546,7 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "load_average_1m_at_end": round(os.getloadavg()[0], 2),
         **{k: v for k, v in results.items() if v},
+        "search_sessions_answers": compared,
         "throughput_per_s": http["throughput_per_s"] if http else None,
         "throughput_clients": args.clients,
         "http_workers": args.workers,

@@ -17,6 +17,7 @@ no embeddings at all the similarity features are zero for every turn.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -83,7 +84,10 @@ def terms(text: str) -> frozenset[str]:
     """Content words, crudely stemmed: enough to spot which turns of a window matter. Cached:
     the same turns are candidates for question after question, and reading their words was
     the largest share of ranking them."""
-    return frozenset(_stem(w) for w in _TERM.findall(text.lower())) - {""}
+    # `map` over the cached stemmer stays in C for words seen before (nearly all).
+    words = set(map(_stem, _TERM.findall(text.lower())))
+    words.discard("")
+    return frozenset(words)
 
 
 def word_scores(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, float]:
@@ -138,23 +142,41 @@ def turn_features(
     words_rank = _ranks([i for i in ids if words[i] > 0], lambda i: (-words[i], origin[i]))
     named = named_speakers(rows, query)
     periods = named_periods(query)
+    names_speaker = float(bool(named))
+    # Each turn's own values once: its neighbours read them again (packing runs this on
+    # every search; the per-turn generators and look-ups were most of its time).
+    share = {i: words[i] / best_words for i in ids}
+    word_rank = {i: words_rank.get(i, 0.0) for i in ids}
+    no_links = (None, None)
     out: dict[int, dict[str, float]] = {}
     for i in ids:
-        near = [n for n in links.get(i, (None, None)) if n is not None and n in rows]
+        row = rows[i]
+        near = [n for n in links.get(i, no_links) if n is not None and n in rows]
+        if not near:
+            near_words = near_word_rank = near_sim_rank = 0.0
+        elif len(near) == 1:
+            n = near[0]
+            near_words, near_word_rank, near_sim_rank = share[n], word_rank[n], sim_rank[n]
+        else:  # `max` of two keeps the first on a tie, as `max` of the list does
+            a, b = near
+            near_words = max(share[a], share[b])
+            near_word_rank = max(word_rank[a], word_rank[b])
+            near_sim_rank = max(sim_rank[a], sim_rank[b])
         out[i] = {
             "window_rank": 1.0 / (RANK_K + origin[i]),
             "similarity": sim[i] if known else 0.0,
             "similarity_gap": sim[i] - best_sim,
             "similarity_rank": sim_rank[i],
-            "words": words[i] / best_words,
-            "words_rank": words_rank.get(i, 0.0),
-            "neighbour_words": max((words[n] / best_words for n in near), default=0.0),
-            "neighbour_words_rank": max((words_rank.get(n, 0.0) for n in near), default=0.0),
-            "neighbour_similarity_rank": max((sim_rank[n] for n in near), default=0.0),
-            "speaker_named": float(str(rows[i].get("speaker_name") or "").lower() in named),
-            "question_names_speaker": float(bool(named)),
-            "length": math.log(estimate_tokens(str(rows[i]["text"])) + 1),
-            "named_period": float(in_named_period(rows[i].get("spoken_at"), periods)),
+            "words": share[i],
+            "words_rank": word_rank[i],
+            "neighbour_words": near_words,
+            "neighbour_words_rank": near_word_rank,
+            "neighbour_similarity_rank": near_sim_rank,
+            "speaker_named": float(str(row.get("speaker_name") or "").lower() in named),
+            "question_names_speaker": names_speaker,
+            "length": math.log(estimate_tokens(str(row["text"])) + 1),
+            "named_period": (float(in_named_period(row.get("spoken_at"), periods)) if periods
+                             else 0.0),
         }
     return out
 
@@ -167,10 +189,14 @@ def turn_scores(
 ) -> dict[int, float]:
     """Log-odds that each candidate turn is evidence for `query` (higher first), each lifted
     by its better neighbour's (`lift_neighbours`)."""
-    own = {
-        i: TURN_BIAS + sum(TURN_WEIGHTS[name] * value for name, value in f.items())
-        for i, f in turn_features(rows, origin, links, query).items()
-    }
+    features = turn_features(rows, origin, links, query)
+    if not features:
+        return {}
+    # The weights in the features' own order, so each sum adds the same terms in the same
+    # order as `sum(weight * value for each feature)`: the same float, bit for bit.
+    weights = [TURN_WEIGHTS[name] for name in next(iter(features.values()))]
+    own = {i: TURN_BIAS + sum(map(operator.mul, weights, f.values()))
+           for i, f in features.items()}
     return lift_neighbours(own, links, NEIGHBOUR_LIFT)
 
 
@@ -182,8 +208,9 @@ def lift_neighbours(scores: Mapping[int, float], links: Links, strength: float
     if strength == 0:
         return dict(scores)
     p = {i: evidence_probability(s) for i, s in scores.items()}
-    return {i: s + strength * max((p[n] for n in links.get(i, (None, None))
-                                   if n is not None and n in p), default=0.0)
+    no_links = (None, None)
+    return {i: s + strength * max([p[n] for n in links.get(i, no_links)
+                                   if n is not None and n in p], default=0.0)
             for i, s in scores.items()}
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -130,6 +131,7 @@ def turn_chars(line: str, entry_id: int) -> int:
     return json_chars(line) + NEWLINE_CHARS + len(str(entry_id)) + ID_SEP_CHARS
 
 
+@lru_cache(maxsize=1 << 12)  # a JSON encoding per session tried, per search, otherwise
 def citation_chars(session_id: str) -> int:
     """What opening a session's result costs before any turn: its keys, its citation (at
     the widest time it can show) and the separator from the next result."""
