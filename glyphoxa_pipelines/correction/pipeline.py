@@ -12,6 +12,7 @@ from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.doubted_words import very_doubted
 from glyphoxa_pipelines.correction.garbled_lines import heard_clearly
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
+from glyphoxa_pipelines.correction.lone_words import in_play_only
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
@@ -73,6 +74,7 @@ def correct(
         extra += very_doubted(text, index, scan, word_confidences, scene, done, cfg)
         stage1, settled = yield_to_scene(stage1, settled, index, scene)
         extra, _ = yield_to_scene(extra, [], index, scene)
+        extra = in_play_only(extra, index, scene)
         extra = heard_clearly(text, extra, word_confidences)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)

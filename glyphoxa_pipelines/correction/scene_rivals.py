@@ -42,7 +42,7 @@ def _forms_by_name(index: NameIndex) -> dict[str, tuple[tuple[str, tuple[str, ..
     return {name: tuple(forms) for name, forms in out.items()}
 
 
-def _scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[set[str], set[str]]:
+def scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[set[str], set[str]]:
     """The scene's entities (canonical names) and the codes of all their forms."""
     by_name = _forms_by_name(index)
     entities: set[str] = set()
@@ -65,7 +65,7 @@ def yield_to_scene(
     guesses = [c for c in corrections if c.method in GUESSES]
     if not scene or not guesses:  # most lines: nothing guessed, the scene is not looked at
         return list(corrections), list(settled)
-    entities, scene_codes = _scene_of(index, scene)
+    entities, scene_codes = scene_of(index, scene)
     withdrawn: set[tuple[int, int]] = set()
     for c in guesses:
         if c.entity in entities:
