@@ -18,6 +18,7 @@ from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, buil
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
 from glyphoxa_pipelines.correction.possessive import mask_possessives, with_possessives
 from glyphoxa_pipelines.correction.scene_rivals import yield_to_scene
+from glyphoxa_pipelines.correction.sure_words import doubted_or_close
 
 DEFAULT_CONFIG = CorrectionConfig()
 
@@ -76,6 +77,7 @@ def correct(
         extra, _ = yield_to_scene(extra, [], index, scene)
         extra = in_play_only(extra, index, scene)
         extra = heard_clearly(text, extra, word_confidences)
+        extra = doubted_or_close(text, extra, word_confidences, cfg)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])
