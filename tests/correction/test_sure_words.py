@@ -31,3 +31,19 @@ def test_sure_ordinary_words_close_to_a_scene_name_become_it() -> None:
     assert correct(line, INDEX, conf, scene=("Stoneskin", "Grog")).text == line.replace(
         "stones can", "Stoneskin"
     )
+
+
+IFY = NameIndex(["Ify", "Keyleth", "Grog"])
+IF_I = "If I say it so you can understand it, what's the point?"
+IF_I_CONF = [0.59, 0.98, 1.0, 0.95, 0.7, 0.99, 0.99, 1.0, 0.99, 0.97, 1.0, 1.0]
+
+
+def test_sure_function_words_never_become_a_name_however_exact() -> None:
+    # "If I" sounds exactly like Ify (in play), but both words are among the most said
+    assert correct(IF_I, IFY, IF_I_CONF, scene=("Ify", "Grog")).text == IF_I
+
+
+def test_doubted_function_words_may_still_become_the_name() -> None:
+    # near miss: Whisper bet against both words, so the name in play is the likelier reading
+    doubted = [0.3, 0.4, *IF_I_CONF[2:]]
+    assert correct(IF_I, IFY, doubted, scene=("Ify", "Grog")).text.startswith("Ify say it")
