@@ -75,7 +75,7 @@ def correct(
         extra += very_doubted(text, index, scan, word_confidences, scene, done, cfg)
         stage1, settled = yield_to_scene(stage1, settled, index, scene)
         extra, _ = yield_to_scene(extra, [], index, scene)
-        extra = in_play_only(extra, index, scene)
+        extra = in_play_only(text, extra, index, scene, word_confidences, cfg)
         extra = heard_clearly(text, extra, word_confidences)
         extra = doubted_or_close(text, extra, word_confidences, cfg)
         if extra:

@@ -1,5 +1,6 @@
-"""A lone heard word becomes, by context, only a name in play (`correction/lone_words.py`):
-"Kiela" said for Keyleth is not written as an unrelated "Keill" that nobody at the table said."""
+"""A name out of play comes from the context stage only as several words Whisper doubted
+(`correction/lone_words.py`): "Kiela" said for Keyleth is not written as an unrelated "Keill"
+that nobody at the table said, nor "with Kila" as "Withgill"."""
 
 from __future__ import annotations
 
@@ -34,3 +35,21 @@ def test_a_name_heard_over_several_words_out_of_play_stays_fixed() -> None:
     out = correct(line, INDEX, conf, scene=("Grog", "Keyleth"))
     assert out.text == line.replace("Box Machina", "Vox Machina")
     assert [c.method for c in out.corrections] == ["context"]
+
+
+WITH = NameIndex(["Keyleth", "Withgill", "Scanlan", "Pike", "Grog"])
+ALONG = "at which point, both Scanlan and PICO into a free fall along with Kila."
+ALONG_CONF = [0.72, 0.98, 1.0, 0.96, 0.62, 0.99, 0.6, 0.69, 0.99, 0.98, 0.87, 0.92, 0.99, 0.59]
+
+
+def test_a_sure_word_glued_to_a_doubted_one_is_no_name_out_of_play() -> None:
+    # Whisper was sure of "with" (0.99): it was said; "Withgill" rests on "Kila" alone
+    assert correct(ALONG, WITH, ALONG_CONF, scene=("Scanlan", "Pike", "Grog")).text == ALONG
+
+
+def test_the_same_window_all_doubted_or_in_play_becomes_the_name() -> None:
+    # near misses: every word doubted (a name heard split), or Withgill in play
+    doubted = [*ALONG_CONF[:12], 0.45, 0.59]
+    fixed = ALONG.replace("with Kila", "Withgill")
+    assert correct(ALONG, WITH, doubted, scene=("Scanlan", "Pike", "Grog")).text == fixed
+    assert correct(ALONG, WITH, ALONG_CONF, scene=("Scanlan", "Withgill")).text == fixed
