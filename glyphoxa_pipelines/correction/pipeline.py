@@ -12,9 +12,9 @@ from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.doubted_words import very_doubted
 from glyphoxa_pipelines.correction.garbled_lines import heard_clearly
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
-from glyphoxa_pipelines.correction.lone_words import in_play_only
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
+from glyphoxa_pipelines.correction.names_out_of_play import in_play_only
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
 from glyphoxa_pipelines.correction.possessive import mask_possessives, with_possessives
 from glyphoxa_pipelines.correction.scene_rivals import yield_to_scene

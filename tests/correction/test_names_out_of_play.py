@@ -1,5 +1,5 @@
 """A name out of play comes from the context stage only as several words Whisper doubted
-(`correction/lone_words.py`): "Kiela" said for Keyleth is not written as an unrelated "Keill"
+(`correction/names_out_of_play.py`): "Kiela" said for Keyleth is not written as an unrelated "Keill"
 that nobody at the table said, nor "with Kila" as "Withgill"."""
 
 from __future__ import annotations
