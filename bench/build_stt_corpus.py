@@ -7,7 +7,8 @@ transcribed by faster-whisper tiny.en without hotwords, so every mishearing is t
 Reference and transcript words are aligned; a known name whose transcript words differ from it
 between two correctly heard neighbours is a real mishearing, with the reference name as gold.
 
-    python bench/build_stt_corpus.py [--out DIR] [--crd3-lines N] [--locomo-lines N] [--seed S]
+    python bench/build_stt_corpus.py [--out DIR] [--crd3-lines N] [--locomo-lines N]
+        [--crd3-plain-lines N] [--seed S]
     python bench/build_stt_corpus.py --realign OLD_DIR --out NEW_DIR
     python bench/build_stt_corpus.py --drop-stage-directions OLD_DIR --out NEW_DIR
 
@@ -97,6 +98,38 @@ def drop_stage_directions(line: str) -> str:
     return " ".join(line.split())
 
 
+# a name-free table line long enough to be worth its 30 s Whisper window: a 6-word line costs
+# about as much CPU as a 20-word one, and these lines are spoken only for their clean words
+PLAIN_WORDS = (10, 40)
+
+
+def plain_crd3_lines(
+    turns: list[tuple[str, int, str, str]], pattern: re.Pattern[str], args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    """CRD3 lines that name no known name (in-game talk and table talk alike), with the scene
+    their table had: what the context rules see when nobody says a name, the damage count."""
+    picks = []
+    for k, (episode, number, speaker, line) in enumerate(turns):
+        spoken = drop_stage_directions(line)
+        if PLAIN_WORDS[0] <= len(spoken.split()) <= PLAIN_WORDS[1] and not pattern.search(line):
+            scene = {
+                m.group()
+                for _, _, _, before in turns[max(0, k - SCENE_TURNS) : k]
+                for m in pattern.finditer(before)
+            }
+            picks.append(
+                {
+                    "id": f"crd3:{episode}:{number}",
+                    "source": "crd3",
+                    "speaker": speaker,
+                    "reference": spoken,
+                    "scene": sorted(scene),
+                }
+            )
+    random.Random(f"{args.seed}:crd3-plain").shuffle(picks)
+    return picks[: args.crd3_plain_lines]
+
+
 def demo_entities() -> list[tuple[str, list[str]]]:
     data = yaml.safe_load((DEMO / "sample_campaign.yaml").read_text(encoding="utf-8"))
     return [(e["name"], list(e.get("aliases") or [])) for e in data.get("entities", [])]
@@ -131,7 +164,7 @@ def sample_lines(
             )
     # shuffled, then cut: a larger --crd3-lines keeps every line a smaller one chose
     random.Random(f"{args.seed}:crd3").shuffle(picks)
-    out = picks[: args.crd3_lines]
+    out = picks[: args.crd3_lines] + plain_crd3_lines(turns, pattern, args)
     demo_pattern = name_pattern(demo_names)
     for path in sorted((DEMO / "sessions").glob("*.jsonl")):
         seen: set[str] = set()
@@ -353,6 +386,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--crd3-lines", type=int, default=320)
     parser.add_argument("--locomo-lines", type=int, default=160)
+    parser.add_argument(
+        "--crd3-plain-lines",
+        type=int,
+        default=0,
+        help="CRD3 lines that name no known name (10-40 words), for the damage count",
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="speak only the first N lines")

@@ -14,9 +14,11 @@ from glyphoxa_pipelines.correction.garbled_lines import heard_clearly
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
+from glyphoxa_pipelines.correction.names_out_of_play import in_play_only
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
 from glyphoxa_pipelines.correction.possessive import mask_possessives, with_possessives
 from glyphoxa_pipelines.correction.scene_rivals import yield_to_scene
+from glyphoxa_pipelines.correction.sure_words import doubted_or_close
 
 DEFAULT_CONFIG = CorrectionConfig()
 
@@ -73,7 +75,9 @@ def correct(
         extra += very_doubted(text, index, scan, word_confidences, scene, done, cfg)
         stage1, settled = yield_to_scene(stage1, settled, index, scene)
         extra, _ = yield_to_scene(extra, [], index, scene)
+        extra = in_play_only(text, extra, index, scene, word_confidences, cfg)
         extra = heard_clearly(text, extra, word_confidences)
+        extra = doubted_or_close(text, extra, word_confidences, cfg)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])

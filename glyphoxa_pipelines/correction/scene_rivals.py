@@ -5,7 +5,8 @@ the scene is often heard split ("Tiberius" as "Hi, Burias"): the tail word alone
 like some other, unrelated name of a large campaign ("Brais"), and stage 1 writes that one. The
 scene says which name the table is talking about. So a stage-1 sound-alike fix (phonetic or
 fuzzy) to a name outside the scene is withdrawn when the heard word's Double Metaphone code
-lies inside the code of a scene name (the word heard may be that name, or its tail or head):
+lies inside the code of a scene name, up to the consonants Whisper trades ("Bixalia" for
+Vex'ahlia: B for V, `confusions.fold`; the word heard may be that name, or its tail or head):
 no change beats the wrong name, and the span is left to the context stage, which reads the
 word with its neighbours against the scene.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.models import Correction
 from glyphoxa_pipelines.correction.name_index import NameIndex, normalize, phonetic_codes
 
@@ -42,7 +44,7 @@ def _forms_by_name(index: NameIndex) -> dict[str, tuple[tuple[str, tuple[str, ..
     return {name: tuple(forms) for name, forms in out.items()}
 
 
-def _scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[set[str], set[str]]:
+def scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[set[str], set[str]]:
     """The scene's entities (canonical names) and the codes of all their forms."""
     by_name = _forms_by_name(index)
     entities: set[str] = set()
@@ -65,13 +67,15 @@ def yield_to_scene(
     guesses = [c for c in corrections if c.method in GUESSES]
     if not scene or not guesses:  # most lines: nothing guessed, the scene is not looked at
         return list(corrections), list(settled)
-    entities, scene_codes = _scene_of(index, scene)
+    entities, scene_codes = scene_of(index, scene)
     withdrawn: set[tuple[int, int]] = set()
     for c in guesses:
         if c.entity in entities:
             continue
-        heard = [code for code in phonetic_codes(normalize(c.original)) if len(code) >= MIN_CODE]
-        if any(code in rival for code in heard for rival in scene_codes):
+        heard = [
+            fold(code) for code in phonetic_codes(normalize(c.original)) if len(code) >= MIN_CODE
+        ]
+        if any(code in fold(rival) for code in heard for rival in scene_codes):
             withdrawn.add((c.start, c.end))
     if not withdrawn:
         return list(corrections), list(settled)

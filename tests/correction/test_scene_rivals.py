@@ -31,3 +31,21 @@ def test_a_fix_to_a_scene_name_stays() -> None:
 
 def test_without_a_scene_stage_one_is_unchanged() -> None:
     assert correct(LINE, INDEX).text == "Hi, Brais, can you dispel that shit?"
+
+
+TRADED = NameIndex(["Vex'ahlia", "Brialiax", "Grog", "Keyleth"])
+BIX = "Bixalia, you know the underdark. Are there any critters crawling around in that pit?"
+BIX_CONF = [0.52, 0.98, 1.0, 0.62, 0.52, 0.98, 1.0, 1.0, 0.98, 1.0, 0.6, 0.99, 0.99, 0.99]
+
+
+def test_a_scene_name_heard_with_a_traded_consonant_is_a_rival() -> None:
+    # "Bixalia" (PKSL) is Vex'ahlia (FKSL) with B for V, the pair Whisper trades most: the
+    # table means her, not the stranger Brialiax whose spelling is near
+    out = correct(BIX, TRADED, BIX_CONF, scene=("Vex'ahlia", "Grog"))
+    assert "Brialiax" not in out.text
+
+
+def test_a_traded_sound_with_no_rival_in_the_scene_keeps_the_fix() -> None:
+    # near miss: nobody in play sounds like it, so stage 1's fix stands
+    out = correct(BIX, TRADED, BIX_CONF, scene=("Grog", "Keyleth"))
+    assert out.text.startswith("Brialiax,")

@@ -1,0 +1,84 @@
+"""A name out of play comes from the context stage only as several words Whisper doubted.
+
+The context stage accepts a window on one of two signals: the scene, or Whisper's doubt. On
+doubt alone, a window that sounds roughly like one of a campaign's thousands of names is
+mostly chance, not evidence, and the more names a campaign holds, the more such near sounds
+there are. Two shapes of it recur on real speech:
+
+- one word: tiny.en doubts many words it heard right ("dinette", "shithead"), and a misheard
+  name of the scene often sounds a little like some other name too ("Kila", said for
+  Keyleth, scores higher against an unrelated "Keill");
+- a doubted word glued to a word Whisper was sure of: "with Kila" read as "Withgill", "am
+  Rianna" as "Amryn", "billet is" as "Beill'theis". The sure word was said; only the other
+  one is in question, and it alone is the first shape again.
+
+So when the scene is known, a context fix to a name outside it stands only when it spans
+several words and either one of them is the name's own word, heard exactly ("Thessa born" for
+Thessa Morn, "Box Machina" for Vox Machina), or Whisper was unsure of every one (under
+`unsure_confidence`: "Elder Nax" for Eldrinax, a name heard split). Otherwise the words are
+left as heard.
+
+What stays: context fixes to scene names; stage 1's fixes (they stand on the sound alone);
+every fix when no scene is known (nothing tells names in play from the rest); a multi-word
+fix when the confidences do not fit the words (no word can be told sure).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
+from glyphoxa_pipelines.correction.name_index import NameIndex, normalize
+from glyphoxa_pipelines.correction.scene_rivals import scene_of
+
+_WORD = re.compile(r"\S+")
+
+
+def lone_word(c: Correction) -> bool:
+    """The fix rewrote one heard word (a hyphenated or apostrophed word is one word)."""
+    return len(c.original.split()) == 1
+
+
+def anchored(c: Correction) -> bool:
+    """One of the words heard is one of the name's own words, heard exactly ("Thessa born"
+    for Thessa Morn): the name is said, not guessed from a near sound."""
+    own = {normalize(w) for w in c.replacement.split()}
+    return any(normalize(w) in own for w in c.original.split())
+
+
+def doubted_through(
+    text: str, c: Correction, word_confidences: Sequence[float] | None, cfg: CorrectionConfig
+) -> bool:
+    """Whisper was unsure of every word `c` rewrote; True when the confidences do not fit
+    the text's words (nothing to judge by)."""
+    words = list(_WORD.finditer(text))
+    if not word_confidences or len(words) != len(word_confidences):
+        return True
+    return all(
+        p < cfg.unsure_confidence
+        for m, p in zip(words, word_confidences, strict=True)
+        if m.start() < c.end and c.start < m.end()
+    )
+
+
+def in_play_only(
+    text: str,
+    corrections: list[Correction],
+    index: NameIndex,
+    scene: Iterable[str] | None,
+    word_confidences: Sequence[float] | None,
+    cfg: CorrectionConfig,
+) -> list[Correction]:
+    """The context stage's `corrections` without names out of play on too little doubt."""
+    guesses = [c for c in corrections if c.method == "context"]
+    if not scene or not guesses:  # most lines: no such fix, the scene is not looked at
+        return corrections
+    entities, _ = scene_of(index, scene)
+    dropped = {
+        id(c)
+        for c in guesses
+        if c.entity not in entities
+        and (lone_word(c) or not (anchored(c) or doubted_through(text, c, word_confidences, cfg)))
+    }
+    return [c for c in corrections if id(c) not in dropped] if dropped else corrections
