@@ -103,29 +103,36 @@ def drop_stage_directions(line: str) -> str:
 PLAIN_WORDS = (10, 40)
 
 
+def crd3_row(
+    turns: list[tuple[str, int, str, str]], k: int, spoken: str, pattern: re.Pattern[str]
+) -> dict[str, Any]:
+    """Turn `k` as a corpus row, spoken as `spoken`; its scene is the names said in the
+    `SCENE_TURNS` turns before it, as the table had them."""
+    episode, number, speaker, _ = turns[k]
+    scene = {
+        m.group()
+        for _, _, _, before in turns[max(0, k - SCENE_TURNS) : k]
+        for m in pattern.finditer(before)
+    }
+    return {
+        "id": f"crd3:{episode}:{number}",
+        "source": "crd3",
+        "speaker": speaker,
+        "reference": spoken,
+        "scene": sorted(scene),
+    }
+
+
 def plain_crd3_lines(
     turns: list[tuple[str, int, str, str]], pattern: re.Pattern[str], args: argparse.Namespace
 ) -> list[dict[str, Any]]:
     """CRD3 lines that name no known name (in-game talk and table talk alike), with the scene
     their table had: what the context rules see when nobody says a name, the damage count."""
     picks = []
-    for k, (episode, number, speaker, line) in enumerate(turns):
+    for k, (_, _, _, line) in enumerate(turns):
         spoken = drop_stage_directions(line)
         if PLAIN_WORDS[0] <= len(spoken.split()) <= PLAIN_WORDS[1] and not pattern.search(line):
-            scene = {
-                m.group()
-                for _, _, _, before in turns[max(0, k - SCENE_TURNS) : k]
-                for m in pattern.finditer(before)
-            }
-            picks.append(
-                {
-                    "id": f"crd3:{episode}:{number}",
-                    "source": "crd3",
-                    "speaker": speaker,
-                    "reference": spoken,
-                    "scene": sorted(scene),
-                }
-            )
+            picks.append(crd3_row(turns, k, spoken, pattern))
     random.Random(f"{args.seed}:crd3-plain").shuffle(picks)
     return picks[: args.crd3_plain_lines]
 
@@ -142,26 +149,13 @@ def sample_lines(
     pattern = name_pattern(names)
     turns = crd3_turns(data / "crd3" / "cleaned")
     picks = []
-    for k, (episode, number, speaker, line) in enumerate(turns):
+    for k, (_, _, _, line) in enumerate(turns):
         words = len(line.split())
         # chosen by the line as transcribed, so a build picks the same lines as before stage
         # directions were dropped; a line that was only a stage direction is left out
         spoken = drop_stage_directions(line)
         if 6 <= words <= 30 and pattern.search(line) and spoken:
-            scene = {
-                m.group()
-                for _, _, _, before in turns[max(0, k - SCENE_TURNS) : k]
-                for m in pattern.finditer(before)
-            }
-            picks.append(
-                {
-                    "id": f"crd3:{episode}:{number}",
-                    "source": "crd3",
-                    "speaker": speaker,
-                    "reference": spoken,
-                    "scene": sorted(scene),
-                }
-            )
+            picks.append(crd3_row(turns, k, spoken, pattern))
     # shuffled, then cut: a larger --crd3-lines keeps every line a smaller one chose
     random.Random(f"{args.seed}:crd3").shuffle(picks)
     out = picks[: args.crd3_lines] + plain_crd3_lines(turns, pattern, args)
