@@ -45,12 +45,12 @@ for path in (ROOT, ROOT / "bench"):
 from build_stt_corpus import default_out  # noqa: E402
 from correction_stt import (  # noqa: E402
     DEFAULT_DATA,
-    SESSION_TURNS,
     build_entities,
+    corpus_missing,
     load_corpus,
     parties,
-    widen_scenes,
     with_party,
+    with_speaker_scenes,
 )
 
 PACKAGE = "glyphoxa_pipelines"
@@ -193,18 +193,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.first_sight_runs < 1:
         parser.error(f"--first-sight-runs must be at least 1, not {args.first_sight_runs}")
     folder = args.corpus or default_out()
-    if not (folder / "corpus.jsonl").exists():
-        print(f"no corpus under {folder}: build it with python bench/build_stt_corpus.py")
-        print(json.dumps({"bench": "correction_latency", "skipped": True}))
+    if corpus_missing(folder, "correction_latency"):
         return 0
     rows, entities = load_corpus(folder)
-    if args.speaker:
-        crd3 = [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
-        if not widen_scenes(rows, args.data, crd3, SESSION_TURNS, "speaker"):
-            # the speaker's names come from CRD3's turns: without them, the turns' scenes
-            args.speaker = False
-            if not args.child:
-                print(f"no CRD3 under {args.data}: scenes without the speaker's names")
+    if args.speaker and not with_speaker_scenes(rows, args.data, entities):
+        # the speaker's names come from CRD3's turns: without them, the turns' scenes
+        args.speaker = False
+        if not args.child:
+            print(f"no CRD3 under {args.data}: scenes without the speaker's names")
     with_party(rows, parties())
     known = build_entities(entities, args.names, args.seed)
     if args.child:

@@ -32,12 +32,12 @@ for path in (ROOT, ROOT / "bench"):
 from build_stt_corpus import default_out  # noqa: E402
 from correction_stt import (  # noqa: E402
     DEFAULT_DATA,
-    SESSION_TURNS,
     build_entities,
+    corpus_missing,
     load_corpus,
     parties,
-    widen_scenes,
     with_party,
+    with_speaker_scenes,
 )
 
 from glyphoxa_pipelines.correction import pipeline, scene_forms  # noqa: E402
@@ -75,16 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = parser.parse_args(argv)
     folder = args.corpus or default_out()
-    if not (folder / "corpus.jsonl").exists():
-        print(f"no corpus under {folder}: build it with python bench/build_stt_corpus.py")
-        print(json.dumps({"bench": "correction_stages", "skipped": True}))
+    if corpus_missing(folder, "correction_stages"):
         return 0
     rows, entities = load_corpus(folder)
-    if args.speaker:
-        crd3 = [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
-        if not widen_scenes(rows, args.data, crd3, SESSION_TURNS, "speaker"):
-            args.speaker = False
-            print(f"no CRD3 under {args.data}: scenes without the speaker's names")
+    if args.speaker and not with_speaker_scenes(rows, args.data, entities):
+        args.speaker = False
+        print(f"no CRD3 under {args.data}: scenes without the speaker's names")
     with_party(rows, parties())
     index = NameIndex(build_entities(entities, args.names, args.seed))
     for row in rows:

@@ -123,6 +123,27 @@ CRD3_DM = "MATT"
 SESSION_TURNS = 1_000_000  # "the whole session so far": more turns than any episode has
 
 
+def corpus_missing(folder: Path, bench: str) -> bool:
+    """True, with the bench's skip line printed, when `folder` holds no built corpus."""
+    if (folder / "corpus.jsonl").exists():
+        return False
+    print(f"no corpus under {folder}: build it with python bench/build_stt_corpus.py")
+    print(json.dumps({"bench": bench, "skipped": True, "reason": f"no {folder}"}))
+    return True
+
+
+def crd3_names(entities: dict[str, Any]) -> list[str]:
+    """The corpus's CRD3 names, each canonical name with its aliases."""
+    return [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
+
+
+def with_speaker_scenes(rows: list[dict[str, Any]], data: Path, entities: dict[str, Any]) -> bool:
+    """Each CRD3 row's scene with the names its speaker said earlier in the session, as the
+    live scene keeps them (`SceneMemory`); a CRD3 episode is a session. False, scenes
+    unchanged, without CRD3 under `data`."""
+    return widen_scenes(rows, data, crd3_names(entities), SESSION_TURNS, "speaker")
+
+
 def widen_scenes(
     rows: list[dict[str, Any]], data: Path, names: list[str], turns: int, said_by: str = "all"
 ) -> bool:
@@ -401,9 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     folder = args.corpus or default_out()
-    if not (folder / "corpus.jsonl").exists():
-        print(f"no corpus under {folder}: build it with python bench/build_stt_corpus.py")
-        print(json.dumps({"bench": "correction_stt", "skipped": True, "reason": f"no {folder}"}))
+    if corpus_missing(folder, "correction_stt"):
         return 0
     rows, entities = load_corpus(folder)
     if args.skip_stage_directions:
@@ -412,16 +431,11 @@ def main(argv: list[str] | None = None) -> int:
         rows = kept
         left_out = {h: n - sum(r["split"] == h for r in rows) for h, n in left_out.items()}
         print(f"lines left out for a stage direction: {left_out}")
-    crd3_names = [n for canonical, aliases in entities["crd3"] for n in (canonical, *aliases)]
     if args.scene_turns is not None and not widen_scenes(
-        rows, args.data, crd3_names, args.scene_turns, args.scene_from
+        rows, args.data, crd3_names(entities), args.scene_turns, args.scene_from
     ):
         print(f"no CRD3 under {args.data}: scenes as the corpus stores them")
-    # the live scene keeps the names each speaker said earlier in the session (`SceneMemory`);
-    # a CRD3 episode is a session, and its transcript gives what the speaker said before
-    if not args.no_speaker and not widen_scenes(
-        rows, args.data, crd3_names, SESSION_TURNS, "speaker"
-    ):
+    if not args.no_speaker and not with_speaker_scenes(rows, args.data, entities):
         print(f"no CRD3 under {args.data}: scenes without the speaker's earlier names")
     if not args.no_party:
         party = parties()
