@@ -25,14 +25,12 @@ fix when the confidences do not fit the words (no word can be told sure).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
+from glyphoxa_pipelines.correction.heard_span import words_under
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import NameIndex, normalize
 from glyphoxa_pipelines.correction.scene_rivals import scene_of
-
-_WORD = re.compile(r"\S+")
 
 
 def lone_word(c: Correction) -> bool:
@@ -52,14 +50,8 @@ def doubted_through(
 ) -> bool:
     """Whisper was unsure of every word `c` rewrote; True when the confidences do not fit
     the text's words (nothing to judge by)."""
-    words = list(_WORD.finditer(text))
-    if not word_confidences or len(words) != len(word_confidences):
-        return True
-    return all(
-        p < cfg.unsure_confidence
-        for m, p in zip(words, word_confidences, strict=True)
-        if m.start() < c.end and c.start < m.end()
-    )
+    heard = words_under(text, c, word_confidences) if word_confidences else None
+    return heard is None or all(p < cfg.unsure_confidence for _, p in heard)
 
 
 def in_play_only(

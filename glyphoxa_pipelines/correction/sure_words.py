@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from glyphoxa_pipelines.correction.heard_span import words_under
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import word_zipf
 
-_WORD = re.compile(r"\S+")
 _LETTERS = re.compile(r"[\w'’]+")
 
 
@@ -35,14 +35,9 @@ def sure_floor(
     """The least Zipf frequency of the words `c` rewrote when Whisper heard every one of them
     with better than even odds; None when it doubted one, or when the confidences do not fit
     the text's words."""
-    words = list(_WORD.finditer(text))
-    if len(words) != len(word_confidences):
+    inside = words_under(text, c, word_confidences)
+    if inside is None:
         return None
-    inside = [
-        (m.group(), p)
-        for m, p in zip(words, word_confidences, strict=True)
-        if m.start() < c.end and c.start < m.end()
-    ]
     pieces = [w for word, _ in inside for w in _LETTERS.findall(word)]
     if not pieces or any(p < cfg.low_confidence for _, p in inside):
         return None
