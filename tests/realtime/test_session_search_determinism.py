@@ -5,7 +5,12 @@ decides what a result holds).
 
 The campaign is big enough that its full-text leg has real work (about 600 chunks, questions
 whose words most of them hold), so a leg raced against a clock would lose under the burner;
-its chunk vectors are random (seeded): the vector leg only has to be deterministic here."""
+its chunk vectors are random (seeded): the vector leg only has to be deterministic here.
+
+The test runs its own service with a patient database time limit: under a loaded CI machine
+plus the burner a statement may pass the live 3 s limit, and that mark (the service serving
+"degraded") is the latency guard's business, not this test's; on the shared service it would
+also have degraded every test after this one."""
 
 from __future__ import annotations
 
@@ -82,6 +87,19 @@ def busy_campaign(rt_db_url: str, rt_embedder: Any) -> str:
     return cid
 
 
+@pytest.fixture
+async def patient_service(
+    rt_db_url: str, rt_settings: Any, rt_embedder: Any, tmp_path: Any
+) -> Any:
+    from realtime.service import MemoryService
+
+    svc = MemoryService(rt_db_url, settings=rt_settings, spool_dir=tmp_path / "spool",
+                        embedder=rt_embedder, db_timeout_s=60.0)
+    await svc.open(warm_embedder=False)
+    yield svc
+    await svc.close()
+
+
 async def _answers(svc: Any, campaign_id: str) -> list[tuple[Any, ...]]:
     from realtime.tools import ToolScope
 
@@ -98,8 +116,9 @@ async def _answers(svc: Any, campaign_id: str) -> list[tuple[Any, ...]]:
 
 
 async def test_the_same_questions_get_the_same_turns_beside_a_cpu_burner(
-    rt_service: Any, busy_campaign: str
+    patient_service: Any, busy_campaign: str
 ) -> None:
+    rt_service = patient_service
     quiet = await _answers(rt_service, busy_campaign)
     assert all(quiet)
     # The keyword leg took part (else equality would say nothing about waiting for it): the
