@@ -29,6 +29,7 @@ from realtime.session_search.packing import (
 )
 from realtime.session_search.search import (
     FULLTEXT_MISSING,
+    budget_for,
     fetch_candidates,
     hybrid,
     mark_missing,
@@ -54,6 +55,7 @@ __all__ = [
     "citation_chars",
     "fetch_candidates",
     "hybrid",
+    "budget_for",
     "mark_missing",
     "passages",
     "rrf",

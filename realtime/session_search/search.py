@@ -11,6 +11,7 @@ an outage guard only; when it fires, every result says the keyword leg is missin
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from glyphoxa_pipelines.memory.models import ChunkHit
@@ -29,6 +30,7 @@ from realtime.session_search.legs import (
 from realtime.session_search.outcome import Candidates, Fused, SearchOutcome, TextLeg
 from realtime.session_search.packing import passages
 from realtime.tools.args import SearchSessionsArgs
+from realtime.tools.results import CHARS_PER_TOKEN
 
 # What each result says when the outage guard cut the full-text leg short.
 FULLTEXT_MISSING = "keyword matching timed out: these are semantic matches only"
@@ -101,6 +103,15 @@ async def fetch_candidates(
     return Candidates(hits, turns, text_leg)
 
 
+def budget_for(max_tokens: int, top_k: int, text_leg: TextLeg) -> int:
+    """The packing budget: `max_tokens`, less what the keyword-leg mark will add to each of
+    up to `top_k` results when the leg was cut short, so a marked answer still fits."""
+    if text_leg != "timeout":
+        return max_tokens
+    mark = len(', "degraded": ' + json.dumps(FULLTEXT_MISSING, ensure_ascii=False))
+    return max(1, max_tokens - -(-mark * top_k // CHARS_PER_TOKEN))
+
+
 def mark_missing(results: list[dict[str, Any]], text_leg: TextLeg) -> list[dict[str, Any]]:
     """Each result marked when the full-text leg timed out (copies; the rest unchanged)."""
     if text_leg != "timeout":
@@ -115,6 +126,7 @@ async def search_sessions(
     """The tool: fused chunk candidates, their turns, packed into `args.max_tokens`; only
     what `listener` (an NPC id; None: the DM) may recall."""
     found = await fetch_candidates(host, args, campaign_id, config, listener)
-    results = passages(found.hits, found.turns, args.query, args.max_tokens, limit=args.top_k,
+    budget = budget_for(args.max_tokens, args.top_k, found.text_leg)
+    results = passages(found.hits, found.turns, args.query, budget, limit=args.top_k,
                        cost_exponent=config.cost_exponent)
     return SearchOutcome(mark_missing(results, found.text_leg), found.text_leg)

@@ -64,6 +64,26 @@ def test_the_budget_counts_the_answer_as_the_model_reads_it() -> None:
     assert set(out[0]["source"]) == {"session_id", "when", "entry_ids"}
 
 
+def test_an_answer_marked_for_a_missing_keyword_leg_still_fits_its_budget() -> None:
+    # The mark is added to every result after packing: the packing pays for it first.
+    w1 = [_turn(i, f"The dragon {i} sleeps under the mountain of ash.") for i in range(30)]
+    w2 = [_turn(i, f"The dragon {i} wakes in the old crypt.", "Bo") for i in range(40, 70)]
+    hits = [(_hit("s1#0", 0), 0.05, ["vector"]), (_hit("s2#0", 0, session="s2"), 0.04,
+                                                   ["vector"])]
+    over = 0
+    for budget in (80, 200, 500):
+        assert ss.budget_for(budget, 2, "ok") == budget
+        marked = ss.mark_missing(
+            ss.passages(hits, {"s1#0": w1, "s2#0": w2}, "dragon",
+                        ss.budget_for(budget, 2, "timeout"), limit=2), "timeout")
+        assert marked and all(r["degraded"] == ss.FULLTEXT_MISSING for r in marked)
+        assert sum(reader_tokens(r) for r in marked) <= budget
+        unpaid = ss.mark_missing(ss.passages(hits, {"s1#0": w1, "s2#0": w2}, "dragon",
+                                             budget, limit=2), "timeout")
+        over += sum(reader_tokens(r) for r in unpaid) > budget
+    assert over >= 1  # why the packing must pay (unpaid, a full answer passes its budget)
+
+
 def test_packing_respects_the_budget_and_shows_each_turn_once() -> None:
     w1 = [_turn(i, f"The dragon {i} sleeps under the mountain of ash.") for i in range(10)]
     w2 = w1[5:] + [_turn(i, f"The dragon {i} wakes.") for i in range(10, 15)]
