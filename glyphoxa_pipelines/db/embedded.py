@@ -85,7 +85,18 @@ def start(pgdata: Path) -> str:
     def get_server() -> Any:
         with _data_folder_lock(pgdata):
             pgdata.mkdir(parents=True, exist_ok=True)
-            return pgserver.get_server(pgdata, cleanup_mode=None)
+            info = _postmaster_info(pgdata)
+            was_running = info is not None and info.is_running()
+            server = pgserver.get_server(pgdata, cleanup_mode=None)
+            info = _postmaster_info(pgdata)
+            # pgserver hands a process the handle it kept, even after a stop: nothing to size.
+            running = info is not None and info.is_running()
+            # Inside the lock: a server this call started is restarted before any other
+            # process that waits here can connect to it.
+            if running and size_buffers(server.get_uri(), shared_buffers_mb(total_memory()),
+                                        restart=not was_running):
+                _restart(pgdata)
+            return server
 
     try:
         server = get_server()
@@ -96,6 +107,64 @@ def start(pgdata: Path) -> str:
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}"
         ) from exc
     return server.get_uri()
+
+
+# PostgreSQL's own default (128 MB) holds a fifth of a large campaign (50 sessions of 3,000
+# lines: 700 MB, the full scale of `bench/realtime.py`). A session search then reads ~150 of
+# its HNSW walk's blocks, and ~70 turn blocks, from the OS cache on every call: 1.8 ms of the
+# vector leg's 3.5 ms in the server at load 6-8, more in the tail (figures: docs/DESIGN.md,
+# "Session search latency, fourth pass"). A quarter of the machine's memory, the usual
+# advice for PostgreSQL, capped where this project's largest working set fits; never less
+# than the default. Pages are taken only as data is read, so a small campaign costs no more.
+SHARED_BUFFERS_MIN_MB = 128
+SHARED_BUFFERS_MAX_MB = 1024
+
+
+def total_memory() -> int:
+    """The machine's memory in bytes (0 where the platform cannot say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def shared_buffers_mb(memory_bytes: int) -> int:
+    """The embedded server's `shared_buffers` for a machine of `memory_bytes`: a quarter of
+    it, within [SHARED_BUFFERS_MIN_MB, SHARED_BUFFERS_MAX_MB]."""
+    quarter = memory_bytes // 4 // (1024 * 1024)
+    return max(SHARED_BUFFERS_MIN_MB, min(SHARED_BUFFERS_MAX_MB, quarter))
+
+
+def size_buffers(admin_url: str, megabytes: int, *, restart: bool) -> bool:
+    """Set the server's `shared_buffers` to `megabytes` (ALTER SYSTEM: it takes effect when
+    the server next starts). True when it differs from what the server runs with and
+    `restart` allows restarting now; a server that was already running keeps its buffers
+    until its next start, so its clients are never cut off."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT setting::bigint * pg_size_bytes(unit) / (1024 * 1024)"
+            " FROM pg_settings WHERE name = 'shared_buffers'"
+        ).fetchone()
+        if row is not None and int(row[0]) == megabytes:
+            return False
+        conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(
+            sql.Literal(f"{megabytes}MB")))
+    if not restart:
+        log.info("embedded PostgreSQL: shared_buffers %s MB from its next start", megabytes)
+    return restart
+
+
+def _restart(pgdata: Path) -> None:
+    """Restart the server on `pgdata` with the options it was started with (postmaster.opts),
+    logging where pgserver logs."""
+    import pgserver
+
+    user = "pgserver" if os.geteuid() == 0 else None  # as root, pgserver's own user runs it
+    try:
+        pgserver.pg_ctl(["-w", "-l", str(pgdata / "log"), "-m", "fast", "restart"],
+                        pgdata=pgdata, user=user, timeout=60)
+    except subprocess.CalledProcessError as exc:
+        raise EmbeddedServerError(f"could not restart the embedded PostgreSQL: {exc}") from exc
 
 
 def status(pgdata: Path) -> EmbeddedStatus:
