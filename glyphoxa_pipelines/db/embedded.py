@@ -120,12 +120,24 @@ SHARED_BUFFERS_MIN_MB = 128
 SHARED_BUFFERS_MAX_MB = 1024
 
 
-def total_memory() -> int:
-    """The machine's memory in bytes (0 where the platform cannot say)."""
+# A container's memory limit (cgroup v2, then v1): physical memory overstates what a process in
+# a limited container may fill, and shared buffers are not given back under pressure.
+CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"),
+                 Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+
+
+def total_memory(limits: tuple[Path, ...] = CGROUP_LIMITS) -> int:
+    """The memory this process may use, in bytes: the machine's, or its container's limit
+    where that is lower (0 where the platform cannot say)."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        return 0
+        physical = 0
+    for path in limits:
+        with contextlib.suppress(OSError, ValueError):
+            limit = int(path.read_text().strip())  # "max" (no limit) is not a number
+            return min(physical, limit) if physical else limit
+    return physical
 
 
 def shared_buffers_mb(memory_bytes: int) -> int:
@@ -154,15 +166,20 @@ def size_buffers(admin_url: str, megabytes: int, *, restart: bool) -> bool:
     return restart
 
 
+def _server_user() -> str | None:
+    """Who runs pg_ctl: as root pgserver runs the server as its own "pgserver" user, so pg_ctl
+    must run as it too."""
+    return "pgserver" if os.geteuid() == 0 else None
+
+
 def _restart(pgdata: Path) -> None:
     """Restart the server on `pgdata` with the options it was started with (postmaster.opts),
     logging where pgserver logs."""
     import pgserver
 
-    user = "pgserver" if os.geteuid() == 0 else None  # as root, pgserver's own user runs it
     try:
         pgserver.pg_ctl(["-w", "-l", str(pgdata / "log"), "-m", "fast", "restart"],
-                        pgdata=pgdata, user=user, timeout=60)
+                        pgdata=pgdata, user=_server_user(), timeout=60)
     except subprocess.CalledProcessError as exc:
         raise EmbeddedServerError(f"could not restart the embedded PostgreSQL: {exc}") from exc
 
@@ -188,11 +205,9 @@ def stop(pgdata: Path) -> bool:
     st = status(pgdata)
     if not st.running:
         return False
-    # As root pgserver runs the server as its own "pgserver" user, so pg_ctl must run as it too.
-    user = "pgserver" if os.geteuid() == 0 else None
     with _data_folder_lock(pgdata):
         try:
-            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=_server_user())
         except subprocess.CalledProcessError as exc:
             raise EmbeddedServerError(f"could not stop the embedded PostgreSQL: {exc}") from exc
     return True

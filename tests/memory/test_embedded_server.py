@@ -54,6 +54,16 @@ def test_shared_buffers_are_a_quarter_of_memory_within_bounds() -> None:
     assert embedded.shared_buffers_mb(64 * 1024 * mb) == embedded.SHARED_BUFFERS_MAX_MB
 
 
+def test_a_container_limit_below_the_machine_is_the_memory(tmp_path: Path) -> None:
+    physical = embedded.total_memory(())
+    assert physical > 0
+    limit = tmp_path / "memory.max"
+    limit.write_text(f"{512 * 1024 * 1024}\n")
+    assert embedded.total_memory((limit,)) == 512 * 1024 * 1024
+    limit.write_text("max\n")  # no limit: the machine's
+    assert embedded.total_memory((limit, tmp_path / "absent")) == physical
+
+
 def _buffers(url: str) -> tuple[int, str]:
     """What the server runs with (MB), and what its configuration files say now (the last
     `shared_buffers` line: ALTER SYSTEM's when there is one)."""
