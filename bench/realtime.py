@@ -509,6 +509,13 @@ def main() -> None:
             else:
                 print(f"reusing dataset: {scale}", flush=True)
             live, npcs = prepare_live(db, ds)
+            # The server's buffers decide how much of a search reads from the OS cache (the
+            # embedded server's are sized at its start since the fourth latency pass): a
+            # figure says which it was measured with.
+            with db.connection() as conn:
+                row = conn.execute("SHOW shared_buffers").fetchone()
+            buffers = str(row[0]) if row else "unknown"
+            print(f"server shared_buffers: {buffers}", flush=True)
         answers: dict[str, list[dict[str, Any]]] | None = {} if args.answers else None
         results = asyncio.run(inprocess_bench(url, settings, ds, live, npcs, args.calls,
                                               only=args.only, stages=not args.no_stages,
@@ -544,6 +551,7 @@ def main() -> None:
         "bench": "realtime",
         "scale": scale.__dict__,
         "cpus": os.cpu_count(),
+        "shared_buffers": buffers,
         "load_average_1m_at_end": round(os.getloadavg()[0], 2),
         **{k: v for k, v in results.items() if v},
         "search_sessions_answers": compared,

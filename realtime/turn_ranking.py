@@ -118,16 +118,23 @@ def named_speakers(rows: Mapping[int, Mapping[str, Any]], query: str) -> set[str
     return {n for n in names if len(n) > 1 and re.search(rf"\b{re.escape(n)}\b", q)}
 
 
-def turn_features(
+# The model's features in the order of its weights: `feature_values` gives each turn's values
+# in this order, so a score is one `sum` over the two in step.
+FEATURES: tuple[str, ...] = tuple(TURN_WEIGHTS)
+_WEIGHTS: tuple[float, ...] = tuple(TURN_WEIGHTS.values())
+
+
+def feature_values(
     rows: Mapping[int, Mapping[str, Any]],
     origin: Mapping[int, int],
     links: Links,
     query: str,
-) -> dict[int, dict[str, float]]:
-    """The features of `TURN_WEIGHTS` for every candidate turn. `rows` in candidate order
+) -> dict[int, tuple[float, ...]]:
+    """Every candidate turn's feature values, in `FEATURES` order. `rows` in candidate order
     (best window first), each with `text`, `speaker_name` and `similarity` (float or None);
     `origin` the rank of the best window holding each turn; `links` each turn's adjacent
-    candidate turns."""
+    candidate turns. A tuple per turn, not a dictionary: packing scores every search's ~100
+    turns, and building their dictionaries was a third of the model's time."""
     ids = list(rows)
     if not ids:
         return {}
@@ -148,7 +155,7 @@ def turn_features(
     share = {i: words[i] / best_words for i in ids}
     word_rank = {i: words_rank.get(i, 0.0) for i in ids}
     no_links = (None, None)
-    out: dict[int, dict[str, float]] = {}
+    out: dict[int, tuple[float, ...]] = {}
     for i in ids:
         row = rows[i]
         near = [n for n in links.get(i, no_links) if n is not None and n in rows]
@@ -162,23 +169,35 @@ def turn_features(
             near_words = max(share[a], share[b])
             near_word_rank = max(word_rank[a], word_rank[b])
             near_sim_rank = max(sim_rank[a], sim_rank[b])
-        out[i] = {
-            "window_rank": 1.0 / (RANK_K + origin[i]),
-            "similarity": sim[i] if known else 0.0,
-            "similarity_gap": sim[i] - best_sim,
-            "similarity_rank": sim_rank[i],
-            "words": share[i],
-            "words_rank": word_rank[i],
-            "neighbour_words": near_words,
-            "neighbour_words_rank": near_word_rank,
-            "neighbour_similarity_rank": near_sim_rank,
-            "speaker_named": float(str(row.get("speaker_name") or "").lower() in named),
-            "question_names_speaker": names_speaker,
-            "length": math.log(estimate_tokens(str(row["text"])) + 1),
-            "named_period": (float(in_named_period(row.get("spoken_at"), periods)) if periods
-                             else 0.0),
-        }
+        out[i] = (
+            1.0 / (RANK_K + origin[i]),  # window_rank
+            sim[i] if known else 0.0,  # similarity
+            sim[i] - best_sim,  # similarity_gap
+            sim_rank[i],  # similarity_rank
+            share[i],  # words
+            word_rank[i],  # words_rank
+            near_words,  # neighbour_words
+            near_word_rank,  # neighbour_words_rank
+            near_sim_rank,  # neighbour_similarity_rank
+            float(str(row.get("speaker_name") or "").lower() in named),  # speaker_named
+            names_speaker,  # question_names_speaker
+            math.log(estimate_tokens(str(row["text"])) + 1),  # length
+            (float(in_named_period(row.get("spoken_at"), periods)) if periods
+             else 0.0),  # named_period
+        )
     return out
+
+
+def turn_features(
+    rows: Mapping[int, Mapping[str, Any]],
+    origin: Mapping[int, int],
+    links: Links,
+    query: str,
+) -> dict[int, dict[str, float]]:
+    """The features of `TURN_WEIGHTS` for every candidate turn, by name (`feature_values`'
+    values; the benches replay and fit these)."""
+    return {i: dict(zip(FEATURES, v, strict=True))
+            for i, v in feature_values(rows, origin, links, query).items()}
 
 
 def turn_scores(
@@ -189,14 +208,10 @@ def turn_scores(
 ) -> dict[int, float]:
     """Log-odds that each candidate turn is evidence for `query` (higher first), each lifted
     by its better neighbour's (`lift_neighbours`)."""
-    features = turn_features(rows, origin, links, query)
-    if not features:
-        return {}
-    # The weights in the features' own order, so each sum adds the same terms in the same
-    # order as `sum(weight * value for each feature)`: the same float, bit for bit.
-    weights = [TURN_WEIGHTS[name] for name in next(iter(features.values()))]
-    own = {i: TURN_BIAS + sum(map(operator.mul, weights, f.values()))
-           for i, f in features.items()}
+    values = feature_values(rows, origin, links, query)
+    # The weights in the features' order, so each sum adds the same terms in the same order
+    # as `sum(weight * value for each feature)`: the same float, bit for bit.
+    own = {i: TURN_BIAS + sum(map(operator.mul, _WEIGHTS, v)) for i, v in values.items()}
     return lift_neighbours(own, links, NEIGHBOUR_LIFT)
 
 

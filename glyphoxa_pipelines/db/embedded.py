@@ -85,7 +85,18 @@ def start(pgdata: Path) -> str:
     def get_server() -> Any:
         with _data_folder_lock(pgdata):
             pgdata.mkdir(parents=True, exist_ok=True)
-            return pgserver.get_server(pgdata, cleanup_mode=None)
+            info = _postmaster_info(pgdata)
+            was_running = info is not None and info.is_running()
+            server = pgserver.get_server(pgdata, cleanup_mode=None)
+            info = _postmaster_info(pgdata)
+            # pgserver hands a process the handle it kept, even after a stop: nothing to size.
+            running = info is not None and info.is_running()
+            # Inside the lock: a server this call started is restarted before any other
+            # process that waits here can connect to it.
+            if running and size_buffers(server.get_uri(), shared_buffers_mb(total_memory()),
+                                        restart=not was_running):
+                _restart(pgdata)
+            return server
 
     try:
         server = get_server()
@@ -96,6 +107,81 @@ def start(pgdata: Path) -> str:
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}\n{tail}"
         ) from exc
     return server.get_uri()
+
+
+# PostgreSQL's own default (128 MB) holds a fifth of a large campaign (50 sessions of 3,000
+# lines: 700 MB, the full scale of `bench/realtime.py`). A session search then reads ~150 of
+# its HNSW walk's blocks, and ~70 turn blocks, from the OS cache on every call: 1.8 ms of the
+# vector leg's 3.5 ms in the server at load 6-8, more in the tail (figures: docs/DESIGN.md,
+# "Session search latency, fourth pass"). A quarter of the machine's memory, the usual
+# advice for PostgreSQL, capped where this project's largest working set fits; never less
+# than the default. Pages are taken only as data is read, so a small campaign costs no more.
+SHARED_BUFFERS_MIN_MB = 128
+SHARED_BUFFERS_MAX_MB = 1024
+
+
+# A container's memory limit (cgroup v2, then v1): physical memory overstates what a process in
+# a limited container may fill, and shared buffers are not given back under pressure.
+CGROUP_LIMITS = (Path("/sys/fs/cgroup/memory.max"),
+                 Path("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+
+
+def total_memory(limits: tuple[Path, ...] = CGROUP_LIMITS) -> int:
+    """The memory this process may use, in bytes: the machine's, or its container's limit
+    where that is lower (0 where the platform cannot say)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 0
+    for path in limits:
+        with contextlib.suppress(OSError, ValueError):
+            limit = int(path.read_text().strip())  # "max" (no limit) is not a number
+            return min(physical, limit) if physical else limit
+    return physical
+
+
+def shared_buffers_mb(memory_bytes: int) -> int:
+    """The embedded server's `shared_buffers` for a machine of `memory_bytes`: a quarter of
+    it, within [SHARED_BUFFERS_MIN_MB, SHARED_BUFFERS_MAX_MB]."""
+    quarter = memory_bytes // 4 // (1024 * 1024)
+    return max(SHARED_BUFFERS_MIN_MB, min(SHARED_BUFFERS_MAX_MB, quarter))
+
+
+def size_buffers(admin_url: str, megabytes: int, *, restart: bool) -> bool:
+    """Set the server's `shared_buffers` to `megabytes` (ALTER SYSTEM: it takes effect when
+    the server next starts). True when it differs from what the server runs with and
+    `restart` allows restarting now; a server that was already running keeps its buffers
+    until its next start, so its clients are never cut off."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT setting::bigint * pg_size_bytes(unit) / (1024 * 1024)"
+            " FROM pg_settings WHERE name = 'shared_buffers'"
+        ).fetchone()
+        if row is not None and int(row[0]) == megabytes:
+            return False
+        conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(
+            sql.Literal(f"{megabytes}MB")))
+    if not restart:
+        log.info("embedded PostgreSQL: shared_buffers %s MB from its next start", megabytes)
+    return restart
+
+
+def _server_user() -> str | None:
+    """Who runs pg_ctl: as root pgserver runs the server as its own "pgserver" user, so pg_ctl
+    must run as it too."""
+    return "pgserver" if os.geteuid() == 0 else None
+
+
+def _restart(pgdata: Path) -> None:
+    """Restart the server on `pgdata` with the options it was started with (postmaster.opts),
+    logging where pgserver logs."""
+    import pgserver
+
+    try:
+        pgserver.pg_ctl(["-w", "-l", str(pgdata / "log"), "-m", "fast", "restart"],
+                        pgdata=pgdata, user=_server_user(), timeout=60)
+    except subprocess.CalledProcessError as exc:
+        raise EmbeddedServerError(f"could not restart the embedded PostgreSQL: {exc}") from exc
 
 
 def status(pgdata: Path) -> EmbeddedStatus:
@@ -119,11 +205,9 @@ def stop(pgdata: Path) -> bool:
     st = status(pgdata)
     if not st.running:
         return False
-    # As root pgserver runs the server as its own "pgserver" user, so pg_ctl must run as it too.
-    user = "pgserver" if os.geteuid() == 0 else None
     with _data_folder_lock(pgdata):
         try:
-            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=_server_user())
         except subprocess.CalledProcessError as exc:
             raise EmbeddedServerError(f"could not stop the embedded PostgreSQL: {exc}") from exc
     return True

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import fields
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -95,6 +96,77 @@ def _as_vector(embedding: Sequence[float] | np.ndarray, model: str, dim: int) ->
     if not np.isfinite(arr).all():
         raise ValueError(f"embedding for model {model!r} contains NaN or infinity")
     return Vector(arr)
+
+
+def knn_query(
+    model: str, dim: int, *, exact: bool, chunk_filter: bool, ef_search: bool
+) -> sql.Composed:
+    """The k-NN statement of `SemanticIndex.search` for one model: an exact scan (`exact`: a
+    session or entity filter; `chunk_filter`: another filter reads chunk columns), or the HNSW
+    walk with the pool's candidate list or, with `ef_search`, the statement's own (`%(ef)s`)."""
+    distance = sql.SQL("(e.embedding::vector({dim}) <=> %(v)s::vector({dim}))").format(
+        dim=sql.Literal(dim)
+    )
+    filters = sql.SQL(
+        "e.model = {model} AND e.campaign_id = %(c)s"
+        + _CHUNK_FILTERS.format(session="e.session_id")
+    ).format(model=sql.Literal(model))
+    if exact:
+        # Selective filters: an exact scan of the few matching rows beats an HNSW walk
+        # that would discard most candidates (and loses no recall). The top k are picked
+        # inside the CTE, so only k chunk rows are fetched afterwards; chunks is joined
+        # in the scan only when a filter reads its columns (a session's ~1,000 index
+        # probes into chunks cost 5 of the 6 ms this query used to take).
+        scan = (
+            sql.SQL(
+                "chunk_embeddings e JOIN chunks c"
+                " ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id WHERE {}"
+            ).format(filters)
+            if chunk_filter
+            else sql.SQL(
+                "chunk_embeddings e WHERE e.model = {model} AND e.campaign_id = %(c)s"
+                " AND (%(s)s::text IS NULL OR e.session_id = %(s)s)"
+            ).format(model=sql.Literal(model))
+        )
+        return sql.SQL(
+            """WITH candidates AS MATERIALIZED (
+                       SELECT e.chunk_id, {distance} AS distance FROM {scan}
+                       ORDER BY distance, e.chunk_id LIMIT %(k)s)
+                   SELECT {cols}, x.distance FROM candidates x
+                   JOIN chunks c ON c.campaign_id = %(c)s AND c.id = x.chunk_id
+                   ORDER BY x.distance, c.id"""
+        ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, scan=scan)
+    if not ef_search:
+        return sql.SQL(
+            """SELECT {cols}, {distance} AS distance
+                   FROM chunk_embeddings e
+                   JOIN chunks c ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id
+                   WHERE {filters}
+                   ORDER BY {distance} LIMIT %(k)s"""
+        ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
+    # This statement's own HNSW candidate list, made LOCAL by `set_config` in an
+    # InitPlan that runs before the index scan starts (and ends with the statement's
+    # implicit transaction): no BEGIN / SET LOCAL / COMMIT round trips.
+    return sql.SQL(
+        """WITH cfg AS MATERIALIZED (
+                       SELECT set_config('hnsw.ef_search', %(ef)s, true) AS ef)
+                   SELECT {cols}, {distance} AS distance
+                   FROM chunk_embeddings e
+                   JOIN chunks c ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id
+                   WHERE {filters} AND (SELECT ef FROM cfg) IS NOT NULL
+                   ORDER BY {distance} LIMIT %(k)s"""
+    ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
+
+
+@lru_cache(maxsize=256)
+def knn_statement(
+    model: str, dim: int, *, exact: bool, chunk_filter: bool, ef_search: bool
+) -> str:
+    """`knn_query` rendered, once per form: composing and rendering it took ~0.25 ms of every
+    live search's vector leg, on its critical path (figures: docs/DESIGN.md, "Session search
+    latency, fourth pass"). The text equals the connection's rendering (tested)."""
+    return knn_query(model, dim, exact=exact, chunk_filter=chunk_filter,
+                     ef_search=ef_search).as_string(None)
 
 
 class SemanticIndex:
@@ -348,62 +420,13 @@ class SemanticIndex:
         vec = _as_vector(embedding, model, dim)
         if top_k <= 0:
             return []
-        distance = sql.SQL("(e.embedding::vector({dim}) <=> %(v)s::vector({dim}))").format(
-            dim=sql.Literal(dim)
+        exact = session_id is not None or entity_ids is not None
+        # chunks is joined in an exact scan only when a filter reads its columns
+        chunk_filter = exact and any(
+            x is not None for x in (speaker, entity_ids, after, before, listener)
         )
-        filters = sql.SQL(
-            "e.model = {model} AND e.campaign_id = %(c)s"
-            + _CHUNK_FILTERS.format(session="e.session_id")
-        ).format(model=sql.Literal(model))
-        if session_id is not None or entity_ids is not None:
-            # Selective filters: an exact scan of the few matching rows beats an HNSW walk
-            # that would discard most candidates (and loses no recall). The top k are picked
-            # inside the CTE, so only k chunk rows are fetched afterwards; chunks is joined
-            # in the scan only when a filter reads its columns (a session's ~1,000 index
-            # probes into chunks cost 5 of the 6 ms this query used to take).
-            chunk_filter = any(
-                x is not None for x in (speaker, entity_ids, after, before, listener)
-            )
-            scan = (
-                sql.SQL(
-                    "chunk_embeddings e JOIN chunks c"
-                    " ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id WHERE {}"
-                ).format(filters)
-                if chunk_filter
-                else sql.SQL(
-                    "chunk_embeddings e WHERE e.model = {model} AND e.campaign_id = %(c)s"
-                    " AND (%(s)s::text IS NULL OR e.session_id = %(s)s)"
-                ).format(model=sql.Literal(model))
-            )
-            query = sql.SQL(
-                """WITH candidates AS MATERIALIZED (
-                       SELECT e.chunk_id, {distance} AS distance FROM {scan}
-                       ORDER BY distance, e.chunk_id LIMIT %(k)s)
-                   SELECT {cols}, x.distance FROM candidates x
-                   JOIN chunks c ON c.campaign_id = %(c)s AND c.id = x.chunk_id
-                   ORDER BY x.distance, c.id"""
-            ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, scan=scan)
-        elif ef_search is None:
-            query = sql.SQL(
-                """SELECT {cols}, {distance} AS distance
-                   FROM chunk_embeddings e
-                   JOIN chunks c ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id
-                   WHERE {filters}
-                   ORDER BY {distance} LIMIT %(k)s"""
-            ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
-        else:
-            # This statement's own HNSW candidate list, made LOCAL by `set_config` in an
-            # InitPlan that runs before the index scan starts (and ends with the statement's
-            # implicit transaction): no BEGIN / SET LOCAL / COMMIT round trips.
-            query = sql.SQL(
-                """WITH cfg AS MATERIALIZED (
-                       SELECT set_config('hnsw.ef_search', %(ef)s, true) AS ef)
-                   SELECT {cols}, {distance} AS distance
-                   FROM chunk_embeddings e
-                   JOIN chunks c ON c.campaign_id = e.campaign_id AND c.id = e.chunk_id
-                   WHERE {filters} AND (SELECT ef FROM cfg) IS NOT NULL
-                   ORDER BY {distance} LIMIT %(k)s"""
-            ).format(cols=sql.SQL(CHUNK_COLUMNS), distance=distance, filters=filters)
+        query = knn_statement(model, dim, exact=exact, chunk_filter=chunk_filter,
+                              ef_search=ef_search is not None)
         params = _filter_params(
             campaign_id, top_k, session_id, speaker, entity_ids, after, before, listener
         )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from psycopg import sql
@@ -171,6 +172,16 @@ FROM pick p LEFT JOIN LATERAL (
 ORDER BY h.rank DESC NULLS LAST, h.session_id, h.seq"""
 
 
+@lru_cache(maxsize=64)
+def one_statement(scope: str) -> str:
+    """`_ONE_STATEMENT` with the chunk columns, the filters and the scope condition (`scope`,
+    rendered SQL), rendered once per scope: composing it took ~0.15 ms of every search, and the
+    leg composes before the query embedding starts (figures: docs/DESIGN.md, "Session search
+    latency, fourth pass")."""
+    return sql.SQL(_ONE_STATEMENT).format(cols=sql.SQL(CHUNK_COLUMNS), filters=CHUNK_FILTERS,
+                                          scope=sql.SQL(scope)).as_string(None)
+
+
 def fulltext_op(
     campaign_id: str, query: str, n: int, params: Mapping[str, Any], *, cap: int,
     words: int, scope: tuple[sql.Composable, Mapping[str, Any]] = NO_SCOPE,
@@ -183,10 +194,9 @@ def fulltext_op(
     if not asked:
         return [], WordPick((), ())
     where, scope_params = scope
-    statement = sql.SQL(_ONE_STATEMENT).format(cols=sql.SQL(CHUNK_COLUMNS),
-                                               filters=CHUNK_FILTERS, scope=where)
-    rows = yield fetch_all(statement, {**params, **scope_params, "c": campaign_id,
-                                       "words": asked, "cap": cap, "limit": words, "k": n})
+    rows = yield fetch_all(one_statement(where.as_string(None)),
+                           {**params, **scope_params, "c": campaign_id, "words": asked,
+                            "cap": cap, "limit": words, "k": n})
     if not rows:  # every word a stop word: nothing was counted
         return [], WordPick((), ())
     pick = WordPick(tuple(rows[0]["kept"]), tuple(rows[0]["common"]))

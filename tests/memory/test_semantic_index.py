@@ -208,3 +208,18 @@ def test_campaigns_never_mix(db: Database, campaign_id: str) -> None:
     _setup(db, other, n=4, seed=99)
     hits = SemanticIndex(db).search(campaign_id, vecs[1], 10)
     assert {h.chunk.campaign_id for h in hits} == {campaign_id}
+
+
+@pytest.mark.parametrize(("exact", "chunk_filter", "ef_search"), [
+    (False, False, True), (False, False, False), (True, False, False), (True, True, False)])
+def test_the_knn_statement_is_rendered_once_as_the_connection_renders_it(
+    db: Database, exact: bool, chunk_filter: bool, ef_search: bool
+) -> None:
+    from glyphoxa_pipelines.memory.semantic_index import knn_query, knn_statement
+
+    form = {"exact": exact, "chunk_filter": chunk_filter, "ef_search": ef_search}
+    text = knn_statement(MODEL, 384, **form)
+    with db.connection() as conn:
+        assert text == knn_query(MODEL, 384, **form).as_string(conn)
+    assert knn_statement(MODEL, 384, **form) is text  # cached: composed once per form
+    assert f"'{MODEL}'" in text and "vector(384)" in text

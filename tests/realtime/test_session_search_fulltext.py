@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from glyphoxa_pipelines.db import Database
 from realtime.session_search.fulltext import fulltext_op, pick_words, query_words
 
 
@@ -114,3 +115,19 @@ async def test_the_outage_guard_answers_none_and_leaves_the_pool_usable(  # type
     hits = await fulltext_leg(rt_service.tools, rt_seed.campaign_id, question, 10, filters,
                               SESSION_SEARCH)
     assert hits and "tunnel" in hits[0].chunk.text.lower()
+
+
+def test_the_leg_statement_is_rendered_once_as_the_connection_renders_it(db: Database) -> None:
+    from psycopg import sql
+
+    from glyphoxa_pipelines.memory.semantic_index import CHUNK_COLUMNS
+    from glyphoxa_pipelines.memory.visibility import chunk_visible
+    from realtime.session_search.fulltext import _ONE_STATEMENT, CHUNK_FILTERS, one_statement
+
+    scope = chunk_visible("c")
+    text = one_statement(scope.as_string(None))
+    composed = sql.SQL(_ONE_STATEMENT).format(cols=sql.SQL(CHUNK_COLUMNS),
+                                              filters=CHUNK_FILTERS, scope=scope)
+    with db.connection() as conn:
+        assert text == composed.as_string(conn)
+    assert one_statement(scope.as_string(None)) is text  # cached: composed once per scope
