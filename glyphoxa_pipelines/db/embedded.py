@@ -166,7 +166,7 @@ def size_buffers(admin_url: str, megabytes: int, *, restart: bool) -> bool:
     return restart
 
 
-def _server_user() -> str | None:
+def server_user() -> str | None:
     """Who runs pg_ctl: as root pgserver runs the server as its own "pgserver" user, so pg_ctl
     must run as it too."""
     return "pgserver" if os.geteuid() == 0 else None
@@ -179,7 +179,7 @@ def _restart(pgdata: Path) -> None:
 
     try:
         pgserver.pg_ctl(["-w", "-l", str(pgdata / "log"), "-m", "fast", "restart"],
-                        pgdata=pgdata, user=_server_user(), timeout=60)
+                        pgdata=pgdata, user=server_user(), timeout=60)
     except subprocess.CalledProcessError as exc:
         raise EmbeddedServerError(f"could not restart the embedded PostgreSQL: {exc}") from exc
 
@@ -207,7 +207,7 @@ def stop(pgdata: Path) -> bool:
         return False
     with _data_folder_lock(pgdata):
         try:
-            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=_server_user())
+            pgserver.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=server_user())
         except subprocess.CalledProcessError as exc:
             raise EmbeddedServerError(f"could not stop the embedded PostgreSQL: {exc}") from exc
     return True

@@ -11,12 +11,13 @@ folder and port so both servers run side by side. As root, pgserver runs Postgre
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import psycopg
+
+from glyphoxa_pipelines.db.embedded import server_user
 
 # A standby's socket lives in its data folder; a Unix socket path is at most 107 bytes.
 _MAX_SOCKET_PATH = 100
@@ -35,14 +36,10 @@ def _bin(name: str) -> str:
     return str(Path(pgserver.__file__).parent / "pginstall" / "bin" / name)
 
 
-def _server_user() -> str | None:
-    return "pgserver" if os.geteuid() == 0 else None
-
-
 def _run(args: list[str], *, timeout: float = 120.0) -> str:
     try:
         done = subprocess.run(args, check=True, capture_output=True, text=True,
-                              user=_server_user(), timeout=timeout, cwd="/")
+                              user=server_user(), timeout=timeout, cwd="/")
     except subprocess.CalledProcessError as exc:
         raise StandbyError(f"{Path(args[0]).name} failed: {exc.stderr.strip() or exc}") from exc
     except subprocess.TimeoutExpired as exc:
@@ -84,7 +81,7 @@ def _base_backup(primary: dict[str, object], standby_pgdata: Path) -> None:
         raise StandbyError(f"{standby_pgdata} holds something that is not a standby")
     standby_pgdata.mkdir(parents=True, exist_ok=True)
     standby_pgdata.chmod(0o700)
-    if (user := _server_user()) is not None:
+    if (user := server_user()) is not None:
         shutil.chown(standby_pgdata, user, user)
     args = [_bin("pg_basebackup"), "-D", str(standby_pgdata), "-R", "-X", "stream",
             "-c", "fast", "-C", "-S", slot_name(standby_pgdata), "-U", "postgres"]
@@ -99,7 +96,7 @@ def is_running(pgdata: Path) -> bool:
     if not (pgdata / "postmaster.pid").exists():
         return False
     done = subprocess.run([_bin("pg_ctl"), "-D", str(pgdata), "status"], capture_output=True,
-                          user=_server_user(), cwd="/", check=False)
+                          user=server_user(), cwd="/", check=False)
     return done.returncode == 0
 
 
