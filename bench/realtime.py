@@ -337,10 +337,14 @@ async def inprocess_bench(url: str, settings: Settings, ds: scale_dataset.Datase
             out.update(await search_stages(svc, cid, npcs[0], queries, n))
             out.update(await search_timeline(svc, scope, queries, n))
         embed = []
-        for i in range(n if wanted("query_embedding_only") else 0):
+        # The encoder the tool embeds this campaign's queries with (its active model's, which
+        # may not be the service's configured default).
+        query_embedder = (await svc.campaign_models.query_embedder(cid)
+                          if wanted("query_embedding_only") else None)
+        for i in range(n if query_embedder is not None else 0):
             t = time.perf_counter()
-            svc.embedder._cache.clear()
-            svc.embedder.embed_sync(queries[i] + " x")  # the service's own query path
+            query_embedder._cache.clear()
+            query_embedder.embed_sync(queries[i] + " x")
             embed.append((time.perf_counter() - t) * 1000)
         if embed:
             out["query_embedding_only"] = stats(embed)
