@@ -35,7 +35,7 @@ from bench.knowledge import EPISODES, campaign_setup, data_dir, load_episode  # 
 STAND_IN = "?"  # id prefix of a stand-in referent
 _NO_STAND_IN = frozenset(
     "what that which who whom there this one something anything everything nothing those "
-    "these all both some each".split()
+    "these all both some each the a an".split()
 )
 
 

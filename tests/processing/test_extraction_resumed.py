@@ -22,10 +22,10 @@ def test_a_sentence_picked_up_after_a_cut_in_is_one_sentence() -> None:
              ("LAURA", "-- companion bear named Trinket. He is the best.")]
     assert resumed_turns(entries(lines)) == {0: 2}
     texts = [s.text for s in session_sentences(entries(lines))]
-    assert texts == ["I play Vex'ahlia.", "And I have an amazing companion bear named Trinket.",
+    assert texts == ["I play Vex'ahlia.", "And I have an amazing -- companion bear named Trinket.",
                      "Ranger!", "He is the best."]
     assert joined("so please excuse my--", "--challenged friends.") == (
-        "so please excuse my challenged friends.")
+        "so please excuse my -- challenged friends.")
 
 
 def test_a_broken_off_sentence_nobody_picks_up_stays_two() -> None:
@@ -34,6 +34,9 @@ def test_a_broken_off_sentence_nobody_picks_up_stays_two() -> None:
                                   ("LAURA", "Wait, what was that?")])) == {}
     assert resumed_turns(entries([("LAURA", "And I have an amazing--"),
                                   ("SAM", "-- companion bear named Trinket.")])) == {}
+    # cut off after a phrase that could end: a fresh start, whose "you" is not "you guys"
+    assert resumed_turns(entries([("MATT", "As you guys begin to wander off--"),
+                                  ("LAURA", "Wait!"), ("MATT", "-- Vax, you vanish.")])) == {}
     # picked up too late: four other turns between
     late = [("LAURA", "And I have an amazing--"), *[("SAM", "Hm.")] * 4,
             ("LAURA", "-- companion bear named Trinket.")]
