@@ -160,7 +160,7 @@ def party_we(sentence: Sentence, character: str | None, party: str | None) -> st
     players tell an NPC about their errand is the party's. Only a speaker whose character is
     known (`character`), outside quotes, and only in a sentence that says "we" / "us" (the
     others are not parsed for it). A question or a plan ("we should find Nostoc") is not a
-    deed; the parse's own checks (`svo._hypothetical`) leave those out. Facts read through it
+    deed; the parse's own checks (`svo.hypothetical`) leave those out. Facts read through it
     pay the party's penalty (review)."""
     if (party is None or character is None or sentence.quoted
             or sentence.entry.speaker_role != "player"):

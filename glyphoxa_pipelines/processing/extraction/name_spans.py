@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from glyphoxa_pipelines.memory.models import Entry
 from glyphoxa_pipelines.processing.chunking import split_sentences
+from glyphoxa_pipelines.processing.extraction.resumed import joined, resumed_turns
 from glyphoxa_pipelines.processing.extraction.vocabulary import (
     FACTION_NOUNS,
     FACTION_PREFIXES,
@@ -46,18 +47,29 @@ class Sentence:
 _QUOTE_SPLIT = re.compile(r"(\"[^\"]*\"|“[^”]*”)")
 
 
-def session_sentences(entries: Sequence[Entry]) -> list[Sentence]:
-    """Every sentence of the session, quoted speech split from narration around it."""
+def _turn_sentences(entry: Entry) -> list[Sentence]:
     out = []
-    for entry in entries:
-        for piece in _QUOTE_SPLIT.split(entry.text):
-            if not piece.strip():
-                continue
-            quoted = piece[:1] in "\"“"
-            body = piece.strip("\"“” ")
-            for sentence in split_sentences(body):
-                out.append(Sentence(entry, sentence, quoted))
+    for piece in _QUOTE_SPLIT.split(entry.text):
+        if not piece.strip():
+            continue
+        quoted = piece[:1] in "\"“"
+        body = piece.strip("\"“” ")
+        for sentence in split_sentences(body):
+            out.append(Sentence(entry, sentence, quoted))
     return out
+
+
+def session_sentences(entries: Sequence[Entry]) -> list[Sentence]:
+    """Every sentence of the session, quoted speech split from narration around it; a
+    sentence its speaker broke off and picked up after someone cut in is one sentence, kept
+    with the turn it began in (`resumed`)."""
+    turns = [_turn_sentences(e) for e in entries]
+    for i, j in resumed_turns(entries).items():
+        head, tail = turns[i], turns[j]
+        if head and tail and not head[-1].quoted and not tail[0].quoted:
+            head[-1] = Sentence(entries[i], joined(head[-1].text, tail[0].text), False)
+            turns[j] = tail[1:]
+    return [s for sentences in turns for s in sentences]
 
 
 class WordStats:

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v9"  # v9: a player's in-character "we" is the party, a plan's
+EXTRACTOR_VERSION = "spacy-v10"  # v10: a sentence broken off with a dash and picked up by
+# its speaker after a cut-in is one sentence, "I have a bear named Trinket" is kin;
+# v9: a player's in-character "we" is the party, a plan's
 # second verb is a plan too, "the castle" the turn described, "took control of X", "me leaving
 # X" (a gerund's subject), "sent on a mission by X", an idiom in the passive,
 # "we were charged to find X" (a purpose clause of a passive control verb: seeking only);

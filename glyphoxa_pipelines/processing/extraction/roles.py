@@ -1,13 +1,14 @@
 """What one person is to another, said with a noun: "her father, Kohren", "Pike's
-great-great-grandfather, Wilhand", "my bear Trinket", "Bahamut is her deity", "Lady Kima was,
-specifically, a paladin of Bahamut"; and whose a named thing is: "Percy's Bad News", "the Bad
-News, your crazy gun".
+great-great-grandfather, Wilhand", "my bear Trinket", "I have a bear named Trinket", "Bahamut
+is her deity", "Lady Kima was, specifically, a paladin of Bahamut"; and whose a named thing is:
+"Percy's Bad News", "the Bad News, your crazy gun".
 
 Real play seldom says "X is the father of Y" with the two names side by side, so the surface
 patterns (`relations`) miss most kinship. The parse shows it as a noun of kin or of standing
 with a possessor ("her", "Pike's") and the name it stands for (an apposition, "named X", or
 the noun's own name span, "uncle Kevdak"); or as a copula whose subject is one name and whose
-noun names the other ("Kima was a paladin of Bahamut", "Kohren is Keyleth's father").
+noun names the other ("Kima was a paladin of Bahamut", "Kohren is Keyleth's father"); or as
+the object of "have", whose subject is the one the kin is to ("I have a bear named Trinket").
 
 A pronoun possessor ("her father") is resolved as the verbs' pronouns are (`svo.Speakers`:
 a player's "my" is their character, the DM's "your" the addressee, "his"/"her" the one person
@@ -21,12 +22,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from glyphoxa_pipelines.memory.models import Entity
+from glyphoxa_pipelines.processing.extraction.implied_subject import implied_subjects
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import ROLE_TYPES, Fact
 from glyphoxa_pipelines.processing.extraction.svo import (
     COREFERENCE_PENALTY,
     Speakers,
+    hypothetical,
     mention_at,
+    referent,
     stand_in,
 )
 from glyphoxa_pipelines.processing.extraction.vocabulary import words
@@ -95,6 +99,24 @@ def _possessor(token: Token, spans: list[tuple[int, int, str]], entities: dict[s
         if low in _NO_READING:
             return None, None
     return None, None
+
+
+def _haver(noun: Token, spans: list[tuple[int, int, str]],
+           speakers: Speakers) -> tuple[str | None, str | None]:
+    """(entity, coreference reading) of the one who has a kin noun: "I have an amazing
+    companion bear named Trinket", "Vex has a twin brother, Vax'ildan". Only "have" said as a
+    deed of the present or past: not "I'd have a bear", "do you have a sister?", nor
+    "I don't have a brother named Vax"."""
+    verb = noun.head
+    if noun.dep_ != "dobj" or verb.lemma_.lower() != "have" or hypothetical(verb) or any(
+            c.dep_ == "neg" for c in verb.children):
+        return None, None
+    own = [c for c in verb.children if c.dep_ == "nsubj"]
+    subjects = [x for t in own for x in (t, *t.conjuncts)] or [
+        t for t, passive in implied_subjects(verb) if not passive]
+    if len(subjects) != 1:
+        return None, None
+    return referent(subjects[0], spans, speakers)
 
 
 def _named(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
@@ -196,6 +218,8 @@ def role_facts(
         lemma = noun.lemma_.lower()
         if lemma in KIN:
             owner, coref = _possessor(noun, spans, entities, speakers)
+            if owner is None:
+                owner, coref = _haver(noun, spans, speakers)
             named = _named(noun, spans) or _copula_subject(noun, spans)
             if owner is not None and named is not None and (
                     found := _kin_fact(KIN[lemma], named, owner, entities)):

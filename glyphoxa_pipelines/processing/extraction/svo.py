@@ -244,7 +244,7 @@ def _with_conjuncts(token: Token) -> list[Token]:
     return [token, *[t for t in token.conjuncts if t.dep_ == "conj"]]
 
 
-def _referent(
+def referent(
     token: Token, spans: list[tuple[int, int, str]], speakers: Speakers
 ) -> tuple[str | None, str | None]:
     """(entity id, how a pronoun was resolved: "speaker" / "narration", None for a name)
@@ -301,7 +301,7 @@ def _svo_ok(rel_type: str, source: Entity, target: Entity) -> bool:
     return type_ok(rel_type, source, target)
 
 
-def _hypothetical(verb: Token) -> bool:
+def hypothetical(verb: Token) -> bool:
     """An option, a plan or a question, not a deed: "you can carry her", "you have to talk to
     Adra", "I'm going to shoot", "do you attack Kima?"."""
     if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
@@ -311,7 +311,7 @@ def _hypothetical(verb: Token) -> bool:
         return True
     # the plan a second verb belongs to: "we should try to go ... and find Nostoc"
     if verb.dep_ in ("conj", "xcomp") and head is not verb and head.pos_ in ("VERB", "AUX"):
-        return _hypothetical(head)
+        return hypothetical(head)
     return verb.sent.text.rstrip().endswith("?") or any(
         c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether") for c in verb.children
     )
@@ -451,7 +451,7 @@ def _received(
                   and c.lower_ == "to" for p in c.children if p.dep_ == "pobj"]
     out = []
     for r in receivers:
-        who, coref = _referent(r, spans, speakers)
+        who, coref = referent(r, spans, speakers)
         if who is not None and entities[who].type in _PERSONS:
             out += [(who, thing, coref) for thing in things]
     return out
@@ -466,7 +466,7 @@ def _gift_facts(
     (stated, the thing in its attributes) from the giver the sentence names, and the
     receiver `owns` the thing (inferred: a gift may be lent or passed on)."""
     base = base_confidence(s)
-    givers = [_referent(t, spans, speakers) for c in verb.children if c.dep_ == "nsubj"
+    givers = [referent(t, spans, speakers) for c in verb.children if c.dep_ == "nsubj"
               for t in _with_conjuncts(c)]
     out = []
     for who, thing, coref in gifts:
@@ -518,7 +518,7 @@ def svo_facts(
     for verb in doc:
         if verb.pos_ not in ("VERB", "AUX") or any(c.dep_ == "neg" for c in verb.children):
             continue
-        if _hypothetical(verb):
+        if hypothetical(verb):
             continue
         lemma = _motion(verb)
         gifts = _received(verb, spans, speakers, entities)
@@ -527,7 +527,7 @@ def svo_facts(
         if (victim := _beheaded(verb)) is not None:
             lemma, objects = "kill", [(victim, "")]
         for subj, passive in subjects:
-            if _referent(subj, spans, speakers)[0] is None:
+            if referent(subj, spans, speakers)[0] is None:
                 continue
             for obj, prep in objects:
                 if passive and prep == "by":
@@ -541,8 +541,8 @@ def svo_facts(
                     continue  # the sender did not go
                 else:
                     (lemma_prep, (a_tok, b_tok)) = (prep, (subj, obj))
-                a, a_coref = _referent(a_tok, spans, speakers)
-                b, b_coref = _referent(b_tok, spans, speakers)
+                a, a_coref = referent(a_tok, spans, speakers)
+                b, b_coref = referent(b_tok, spans, speakers)
                 if a is None or b is None or a == b:
                     continue
                 coref = a_coref or b_coref
