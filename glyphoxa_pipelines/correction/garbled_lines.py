@@ -15,10 +15,10 @@ a fix with no other word in the line to judge by.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from statistics import median
 
+from glyphoxa_pipelines.correction.heard_span import line_words
 from glyphoxa_pipelines.correction.models import Correction
 
 # Whisper bet against most of the other words: the same floor as a very doubted word's
@@ -29,13 +29,13 @@ def garbled_around(
     text: str, start: int, end: int, word_confidences: Sequence[float] | None
 ) -> bool:
     """Whisper gave most words of `text` outside `start:end` less than even odds."""
-    words = list(re.finditer(r"\S+", text))
+    words = line_words(text)
     if not word_confidences or len(words) != len(word_confidences):
         return False  # confidences that do not fit the words say nothing
     others = [
         p
-        for m, p in zip(words, word_confidences, strict=True)
-        if not start < m.end() <= end and not start <= m.start() < end
+        for (_, begin, stop), p in zip(words, word_confidences, strict=True)
+        if not start < stop <= end and not start <= begin < end
     ]
     return bool(others) and median(others) < GARBLED_MEDIAN
 

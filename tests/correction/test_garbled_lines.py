@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from glyphoxa_pipelines.correction import NameIndex, correct
 from glyphoxa_pipelines.correction.garbled_lines import garbled_around
+from glyphoxa_pipelines.correction.heard_span import line_words
 
 INDEX = NameIndex(["Keyleth", "Grog", "Scanlan"])
 SCENE = ("Keyleth", "Grog")
@@ -42,3 +43,12 @@ def test_a_stage_one_fix_stands_among_garbled_neighbours() -> None:
 def test_confidences_that_do_not_fit_say_nothing() -> None:
     assert not garbled_around(LINE, *WINDOW, None)
     assert not garbled_around(LINE, *WINDOW, [0.1, 0.1])
+
+
+def test_a_line_words_are_read_with_their_offsets_once() -> None:
+    """The guards read a line's whitespace words, with offsets, from one kept reading."""
+    line = "  Kelly\twith a\u00a0gree?\n"
+    words = line_words(line)
+    assert [w for w, _, _ in words] == line.split()
+    assert all(line[start:end] == w for w, start, end in words)
+    assert line_words(line) is words
