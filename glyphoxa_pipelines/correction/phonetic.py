@@ -241,6 +241,7 @@ def find_corrections(
     memo = memo_for(index, cfg)
     single_name, windows, windows_kept = memo.single, memo.windows, memo.windows_kept
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
+    words_of = scan.words
     joinable, plain, title = scan.joinable, scan.plain, scan.title
     max_size = index.max_words + cfg.max_extra_words
     max_len = index.max_joined * cfg.max_length_ratio
@@ -373,16 +374,12 @@ def find_corrections(
                     if n == 1 and exact_tokens[first]:
                         continue
                     if n > 1:
-                        # what the pre-check reads: the words (the last as read), their
-                        # frequencies and the names heard right among them; the rest of its
-                        # arguments follow from these (`word_memo`)
-                        key = (
-                            *norms_of[first:last],
-                            norm,
-                            *zipfs_of[first:last],
-                            zipf,
-                            *exact_tokens[first : last + 1],
-                        )
+                        # what the pre-check reads (the words normalized, the last as read,
+                        # their frequencies, the names heard right among them) follows from
+                        # the words as written, the last read without its "'s" (the only
+                        # reading that gets here): a key of those is shorter to build and
+                        # hash (`word_memo`)
+                        key = tuple(words_of[first : last + 1])
                         may = windows.get(key)
                         if may is None:
                             may = _may_match(
