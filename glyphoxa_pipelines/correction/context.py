@@ -140,13 +140,13 @@ def _need(
 
 
 def _anchored(
-    words: list[str], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
+    words: tuple[str, ...], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
 ) -> float | None:
     """Score of a window with as many words as a multi-word name, one rare word heard exactly."""
     anchor = any(
         w == nw and z < cfg.common_zipf for w, nw, z in zip(words, form.words, zipfs, strict=True)
     )
-    if not anchor or words == list(form.words):
+    if not anchor or words == form.words:
         return None
     total = 0.0
     for k, (w, nw) in enumerate(zip(words, form.words, strict=True)):
@@ -163,14 +163,14 @@ def _anchored(
 
 
 def _sounded(
-    words: list[str], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
+    words: tuple[str, ...], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
 ) -> float | None:
     """Mean closeness of a window heard word by word as other words of a multi-word name's
     sounds ("box machinist" for "Vox Machina"): each word's code agrees with the name word's,
     B/V and M/N folded, or runs on past it (a syllable added: "machinist"), and each is spelled
     close. None when some word does not, when all were heard right, or when every word is an
     ordinary one ("the box machine": ordinary words say what they say)."""
-    if words == list(form.words) or min(zipfs) >= cfg.common_zipf:
+    if words == form.words or min(zipfs) >= cfg.common_zipf:
         return None
     total = 0.0
     for k, word in enumerate(words):
@@ -199,7 +199,7 @@ def _named_anchor_hits(
     is None when Whisper was unsure of the window, else the scene's names: as for any anchor,
     a match needs one signal unless it is close on its own."""
     n = last - first + 1
-    words, zipfs = scan.norms[first : last + 1], scan.zipfs[first : last + 1]
+    words, zipfs = tuple(scan.norms[first : last + 1]), scan.zipfs[first : last + 1]
     out = []
     seen: set[int] = set()
     for key in ((n, "w:" + words[0]), (n, "w:" + words[-1])):
@@ -319,7 +319,8 @@ def context_corrections(
             unsure = unsure or unsure_of[last]
             all_common = all_common and zipfs[last] >= common_zipf
             if zipfs[last] < function_zipf:
-                zipf = max(zipf, zipfs[last])
+                if zipfs[last] > zipf:
+                    zipf = zipfs[last]
                 content = True
                 doubted = doubted and unsure_of[last]
             if not unsure and all_common:
@@ -337,7 +338,7 @@ def context_corrections(
                         )
                     )
                 continue
-            edge = max(zipfs[first], zipfs[last]) >= function_zipf
+            edge = zipfs[first] >= function_zipf or zipfs[last] >= function_zipf
             # a function word at an edge ("Trink it") is judged by the edge rule, not here
             window_zipf = zipf if content else 9.0
             if (
@@ -375,7 +376,7 @@ def context_corrections(
                     # the scene's names of as many words, heard as other words of their
                     # sounds: no look-up finds them, and only this rule may take them (not
                     # when every word is an ordinary one: `_sounded` refuses those)
-                    words, window_zipfs = norms[first : last + 1], zipfs[first : last + 1]
+                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
                     for form in in_play.by_size.get(n, ()):
                         if id(form) not in forms:
                             score = _sounded(words, window_zipfs, form, cfg)
@@ -412,11 +413,12 @@ def context_corrections(
                 continue
             key = ""  # the window's spelling key, worked out for the first form scored
             for form in forms.values():
-                if n > form.n_words + 1 or form.common:
+                form_size = len(form.words)  # `n_words`, without the property's call
+                if n > form_size + 1 or form.common:
                     continue
                 in_scene = form.canonical in scene_canon
-                if n == form.n_words and n > 1:
-                    words, window_zipfs = norms[first : last + 1], zipfs[first : last + 1]
+                if n == form_size and n > 1:
+                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
                     score = _anchored(words, window_zipfs, form, cfg)
                     if score is not None and (in_scene or unsure or score >= cfg.anchor_sure):
                         hits.append(_Hit(first, last, form, score))

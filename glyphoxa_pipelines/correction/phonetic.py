@@ -132,10 +132,8 @@ class Scan:
                         joinable, initial = True, False
                         chunk += 1
                     else:
-                        gap = text[prev_end:start]
-                        joinable = _INLINE_SPACE.fullmatch(gap) is not None
-                        initial = not joinable and _SENTENCE_END.search(gap) is not None
-                        chunk += _chunks_started(text, prev_end, start)
+                        joinable, initial, started = _gap_facts(text[prev_end:start])
+                        chunk += started
                 else:
                     joinable, initial = False, True
                     chunk += _chunks_started(text, 0, start)
@@ -165,6 +163,17 @@ def _chunks_started(text: str, begin: int, start: int) -> int:
         if not text[p].isspace() and (p == 0 or text[p - 1].isspace()):
             count += 1
     return count
+
+
+@lru_cache(maxsize=4096)
+def _gap_facts(gap: str) -> tuple[bool, bool, int]:
+    """(joinable, starts a sentence, whitespace words begun) of the text between two tokens:
+    read once per process, the same few gaps (", ", ". ", "-") come back line after line. The
+    count is `_chunks_started` over the gap between a token's last letter and the next
+    token's first (neither is a space, so any letter stands for them)."""
+    joinable = _INLINE_SPACE.fullmatch(gap) is not None
+    initial = not joinable and _SENTENCE_END.search(gap) is not None
+    return joinable, initial, _chunks_started(f"a{gap}a", 1, len(gap) + 1)
 
 
 @lru_cache(maxsize=4)
