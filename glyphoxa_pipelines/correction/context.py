@@ -67,15 +67,17 @@ def token_confidences(
     return confidences_at(text, [t.start for t in tokens], word_confidences)
 
 
-def _scan_confidences(
-    text: str, scan: Scan, word_confidences: Sequence[float] | None
-) -> list[float]:
-    """`confidences_at` from the whitespace-word index the scan kept for each token."""
-    if not word_confidences:
-        return [1.0] * len(scan.starts)
-    if len(text.split()) != len(word_confidences):
-        return [1.0] * len(scan.starts)  # confidences of another text: no signal
-    return [float(word_confidences[k]) for k in scan.chunk]
+def _unsure_tokens(
+    text: str, scan: Scan, word_confidences: Sequence[float] | None, unsure_at: float
+) -> list[bool]:
+    """Whether Whisper's probability of the whitespace word holding each token is under
+    `unsure_at` (1.0 when unknown), through the word index the scan kept for each token:
+    compared once per word, read per token."""
+    if not word_confidences or len(text.split()) != len(word_confidences):
+        # no confidences, or those of another text: no signal
+        return [unsure_at > 1.0] * len(scan.starts)
+    doubted = [float(p) < unsure_at for p in word_confidences]
+    return [doubted[k] for k in scan.chunk]
 
 
 def confidences_at(
@@ -271,7 +273,7 @@ def context_corrections(
     count = len(scan.norms)
     if not count:
         return []
-    unsure_of = [c < unsure_at for c in _scan_confidences(text, scan, word_confidences)]
+    unsure_of = _unsure_tokens(text, scan, word_confidences, unsure_at)
     if not scene_canon and not any(unsure_of):
         return []
     norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
@@ -282,12 +284,15 @@ def context_corrections(
     hits: list[_Hit] = []
     # a window with no doubted word and no word rarer than ordinary English is passed over
     # below: the words from which every window in reach is such are not walked at all
+    # (a word is walked when one of the `width` words from it has a signal: one pass back
+    # from the end, keeping the nearest such word)
     width = cfg.context_max_words
     walked = [False] * count
-    for k in range(count):
+    nearest = count + width
+    for k in range(count - 1, -1, -1):
         if unsure_of[k] or zipfs[k] < common_zipf:
-            for first in range(max(0, k - width + 1), k + 1):
-                walked[first] = True
+            nearest = k
+        walked[k] = nearest - k < width
     for first in range(count):
         if not walked[first]:
             continue
