@@ -204,8 +204,11 @@ def _named_anchor_hits(
     words, zipfs = tuple(scan.norms[first : last + 1]), scan.zipfs[first : last + 1]
     out = []
     seen: set[int] = set()
-    for key in ((n, "w:" + words[0]), (n, "w:" + words[-1])):
-        for form in index.by_edge.get(key, ()):
+    edge_sizes = index.edge_sizes
+    for word in (words[0], words[-1]):
+        if n not in edge_sizes.get(word, ()):
+            continue  # no name of `n` words begins or ends with it: no `by_edge` key to build
+        for form in index.by_edge[(n, "w:" + word)]:
             if id(form) in seen or form.common:
                 continue
             seen.add(id(form))
@@ -280,7 +283,7 @@ def context_corrections(
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
     by_code = index.by_code
-    multi_sizes, by_edge = index.multi_sizes, index.by_edge
+    multi_sizes, by_edge, edge_sizes = index.multi_sizes, index.by_edge, index.edge_sizes
     hits: list[_Hit] = []
     # a window with no doubted word and no word rarer than ordinary English is passed over
     # below: the words from which every window in reach is such are not walked at all
@@ -374,9 +377,12 @@ def context_corrections(
                     for form in in_play.forms_of_code(code):
                         forms[id(form)] = form
             if n > 1 and n in multi_sizes:
-                for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
-                    for form in by_edge.get(key, ()):
-                        forms[id(form)] = form
+                # the names of as many words that begin or end with an edge word: the word's
+                # sizes (`edge_sizes`) say whether there are any before a key is built
+                for word in (norms[first], norms[last]):
+                    if n in edge_sizes.get(word, ()):
+                        for form in by_edge[(n, "w:" + word)]:
+                            forms[id(form)] = form
                 if unsure and not all_common:
                     # the scene's names of as many words, heard as other words of their
                     # sounds: no look-up finds them, and only this rule may take them (not
