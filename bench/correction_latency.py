@@ -162,6 +162,23 @@ def first_sight_pair(
     return out
 
 
+def by_split(rows: list[dict[str, Any]], best: list[list[int]]) -> dict[str, dict[str, Any]]:
+    """Each half's (tune, held out) p50 and p95 of both versions' best rounds: a change tuned
+    on the tune half's lines must hold on the other half too."""
+    out: dict[str, dict[str, Any]] = {}
+    for split in ("tune", "heldout"):
+        at = [k for k, row in enumerate(rows) if row["split"] == split]
+        if not at:
+            continue
+        figures: dict[str, Any] = {"lines": len(at)}
+        for v, label in enumerate(("base", "new")):
+            times = [best[v][k] for k in at]
+            figures[label] = [round(quantile(times, 0.5), 4), round(quantile(times, 0.95), 4)]
+        figures["ratio_p95"] = round(figures["new"][1] / figures["base"][1], 3)
+        out[split] = figures
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=Path, required=True, help="the checkout to compare with")
@@ -244,6 +261,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     for stat in ("best_cpu_p50_ms", "best_cpu_p95_ms", "best_cpu_sum_ms"):
         out[f"ratio_{stat}"] = round(out["new"][stat] / out["base"][stat], 3)
+    out["by_split"] = by_split(rows, best)
+    for split, figures in out["by_split"].items():
+        print(
+            f"{split} ({figures['lines']} lines): base p50 / p95 {figures['base'][0]} / "
+            f"{figures['base'][1]} ms, new {figures['new'][0]} / {figures['new'][1]} ms, "
+            f"ratio p95 {figures['ratio_p95']}"
+        )
     out["load_average"] = [round(load_before, 2), round(load_after, 2)]
     print(
         f"new / base: p50 {out['ratio_best_cpu_p50_ms']}, p95 {out['ratio_best_cpu_p95_ms']}, "

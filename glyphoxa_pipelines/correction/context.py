@@ -67,15 +67,17 @@ def token_confidences(
     return confidences_at(text, [t.start for t in tokens], word_confidences)
 
 
-def _scan_confidences(
-    text: str, scan: Scan, word_confidences: Sequence[float] | None
-) -> list[float]:
-    """`confidences_at` from the whitespace-word index the scan kept for each token."""
-    if not word_confidences:
-        return [1.0] * len(scan.starts)
-    if len(text.split()) != len(word_confidences):
-        return [1.0] * len(scan.starts)  # confidences of another text: no signal
-    return [float(word_confidences[k]) for k in scan.chunk]
+def _unsure_tokens(
+    text: str, scan: Scan, word_confidences: Sequence[float] | None, unsure_at: float
+) -> list[bool]:
+    """Whether Whisper's probability of the whitespace word holding each token is under
+    `unsure_at` (1.0 when unknown), through the word index the scan kept for each token:
+    compared once per word, read per token."""
+    if not word_confidences or len(text.split()) != len(word_confidences):
+        # no confidences, or those of another text: no signal
+        return [unsure_at > 1.0] * len(scan.starts)
+    doubted = [float(p) < unsure_at for p in word_confidences]
+    return [doubted[k] for k in scan.chunk]
 
 
 def confidences_at(
@@ -140,13 +142,13 @@ def _need(
 
 
 def _anchored(
-    words: list[str], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
+    words: tuple[str, ...], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
 ) -> float | None:
     """Score of a window with as many words as a multi-word name, one rare word heard exactly."""
     anchor = any(
         w == nw and z < cfg.common_zipf for w, nw, z in zip(words, form.words, zipfs, strict=True)
     )
-    if not anchor or words == list(form.words):
+    if not anchor or words == form.words:
         return None
     total = 0.0
     for k, (w, nw) in enumerate(zip(words, form.words, strict=True)):
@@ -163,14 +165,14 @@ def _anchored(
 
 
 def _sounded(
-    words: list[str], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
+    words: tuple[str, ...], zipfs: list[float], form: NameForm, cfg: CorrectionConfig
 ) -> float | None:
     """Mean closeness of a window heard word by word as other words of a multi-word name's
     sounds ("box machinist" for "Vox Machina"): each word's code agrees with the name word's,
     B/V and M/N folded, or runs on past it (a syllable added: "machinist"), and each is spelled
     close. None when some word does not, when all were heard right, or when every word is an
     ordinary one ("the box machine": ordinary words say what they say)."""
-    if words == list(form.words) or min(zipfs) >= cfg.common_zipf:
+    if words == form.words or min(zipfs) >= cfg.common_zipf:
         return None
     total = 0.0
     for k, word in enumerate(words):
@@ -199,11 +201,14 @@ def _named_anchor_hits(
     is None when Whisper was unsure of the window, else the scene's names: as for any anchor,
     a match needs one signal unless it is close on its own."""
     n = last - first + 1
-    words, zipfs = scan.norms[first : last + 1], scan.zipfs[first : last + 1]
+    words, zipfs = tuple(scan.norms[first : last + 1]), scan.zipfs[first : last + 1]
     out = []
     seen: set[int] = set()
-    for key in ((n, "w:" + words[0]), (n, "w:" + words[-1])):
-        for form in index.by_edge.get(key, ()):
+    edge_sizes = index.edge_sizes
+    for word in (words[0], words[-1]):
+        if n not in edge_sizes.get(word, ()):
+            continue  # no name of `n` words begins or ends with it: no `by_edge` key to build
+        for form in index.by_edge[(n, "w:" + word)]:
             if id(form) in seen or form.common:
                 continue
             seen.add(id(form))
@@ -271,23 +276,26 @@ def context_corrections(
     count = len(scan.norms)
     if not count:
         return []
-    unsure_of = [c < unsure_at for c in _scan_confidences(text, scan, word_confidences)]
+    unsure_of = _unsure_tokens(text, scan, word_confidences, unsure_at)
     if not scene_canon and not any(unsure_of):
         return []
     norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
     by_code = index.by_code
-    multi_sizes, by_edge = index.multi_sizes, index.by_edge
+    multi_sizes, by_edge, edge_sizes = index.multi_sizes, index.by_edge, index.edge_sizes
     hits: list[_Hit] = []
     # a window with no doubted word and no word rarer than ordinary English is passed over
     # below: the words from which every window in reach is such are not walked at all
+    # (a word is walked when one of the `width` words from it has a signal: one pass back
+    # from the end, keeping the nearest such word)
     width = cfg.context_max_words
     walked = [False] * count
-    for k in range(count):
+    nearest = count + width
+    for k in range(count - 1, -1, -1):
         if unsure_of[k] or zipfs[k] < common_zipf:
-            for first in range(max(0, k - width + 1), k + 1):
-                walked[first] = True
+            nearest = k
+        walked[k] = nearest - k < width
     for first in range(count):
         if not walked[first]:
             continue
@@ -319,7 +327,8 @@ def context_corrections(
             unsure = unsure or unsure_of[last]
             all_common = all_common and zipfs[last] >= common_zipf
             if zipfs[last] < function_zipf:
-                zipf = max(zipf, zipfs[last])
+                if zipfs[last] > zipf:
+                    zipf = zipfs[last]
                 content = True
                 doubted = doubted and unsure_of[last]
             if not unsure and all_common:
@@ -337,7 +346,7 @@ def context_corrections(
                         )
                     )
                 continue
-            edge = max(zipfs[first], zipfs[last]) >= function_zipf
+            edge = zipfs[first] >= function_zipf or zipfs[last] >= function_zipf
             # a function word at an edge ("Trink it") is judged by the edge rule, not here
             window_zipf = zipf if content else 9.0
             if (
@@ -368,14 +377,17 @@ def context_corrections(
                     for form in in_play.forms_of_code(code):
                         forms[id(form)] = form
             if n > 1 and n in multi_sizes:
-                for key in ((n, "w:" + norms[first]), (n, "w:" + norms[last])):
-                    for form in by_edge.get(key, ()):
-                        forms[id(form)] = form
+                # the names of as many words that begin or end with an edge word: the word's
+                # sizes (`edge_sizes`) say whether there are any before a key is built
+                for word in (norms[first], norms[last]):
+                    if n in edge_sizes.get(word, ()):
+                        for form in by_edge[(n, "w:" + word)]:
+                            forms[id(form)] = form
                 if unsure and not all_common:
                     # the scene's names of as many words, heard as other words of their
                     # sounds: no look-up finds them, and only this rule may take them (not
                     # when every word is an ordinary one: `_sounded` refuses those)
-                    words, window_zipfs = norms[first : last + 1], zipfs[first : last + 1]
+                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
                     for form in in_play.by_size.get(n, ()):
                         if id(form) not in forms:
                             score = _sounded(words, window_zipfs, form, cfg)
@@ -412,11 +424,12 @@ def context_corrections(
                 continue
             key = ""  # the window's spelling key, worked out for the first form scored
             for form in forms.values():
-                if n > form.n_words + 1 or form.common:
+                form_size = len(form.words)  # `n_words`, without the property's call
+                if n > form_size + 1 or form.common:
                     continue
                 in_scene = form.canonical in scene_canon
-                if n == form.n_words and n > 1:
-                    words, window_zipfs = norms[first : last + 1], zipfs[first : last + 1]
+                if n == form_size and n > 1:
+                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
                     score = _anchored(words, window_zipfs, form, cfg)
                     if score is not None and (in_scene or unsure or score >= cfg.anchor_sure):
                         hits.append(_Hit(first, last, form, score))

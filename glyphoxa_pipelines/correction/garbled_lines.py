@@ -15,10 +15,10 @@ a fix with no other word in the line to judge by.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from statistics import median
 
+from glyphoxa_pipelines.correction.heard_span import line_words, words_over
 from glyphoxa_pipelines.correction.models import Correction
 
 # Whisper bet against most of the other words: the same floor as a very doubted word's
@@ -28,15 +28,16 @@ GARBLED_MEDIAN = 0.5
 def garbled_around(
     text: str, start: int, end: int, word_confidences: Sequence[float] | None
 ) -> bool:
-    """Whisper gave most words of `text` outside `start:end` less than even odds."""
-    words = list(re.finditer(r"\S+", text))
-    if not word_confidences or len(words) != len(word_confidences):
+    """Whisper gave most words of `text` outside `start:end` less than even odds. The words
+    inside are those the span overlaps (one run, `words_over`), unless one word holds the
+    whole span and more on both sides: that word stays among the others."""
+    _, begins, stops = line_words(text)
+    if not word_confidences or len(begins) != len(word_confidences):
         return False  # confidences that do not fit the words say nothing
-    others = [
-        p
-        for m, p in zip(words, word_confidences, strict=True)
-        if not start < m.end() <= end and not start <= m.start() < end
-    ]
+    inside = words_over(text, start, end)
+    if len(inside) == 1 and begins[inside.start] < start and stops[inside.start] > end:
+        inside = range(0)
+    others = [*word_confidences[: inside.start], *word_confidences[inside.stop :]]
     return bool(others) and median(others) < GARBLED_MEDIAN
 
 

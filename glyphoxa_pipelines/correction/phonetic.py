@@ -132,10 +132,8 @@ class Scan:
                         joinable, initial = True, False
                         chunk += 1
                     else:
-                        gap = text[prev_end:start]
-                        joinable = _INLINE_SPACE.fullmatch(gap) is not None
-                        initial = not joinable and _SENTENCE_END.search(gap) is not None
-                        chunk += _chunks_started(text, prev_end, start)
+                        joinable, initial, started = _gap_facts(text[prev_end:start])
+                        chunk += started
                 else:
                     joinable, initial = False, True
                     chunk += _chunks_started(text, 0, start)
@@ -165,6 +163,17 @@ def _chunks_started(text: str, begin: int, start: int) -> int:
         if not text[p].isspace() and (p == 0 or text[p - 1].isspace()):
             count += 1
     return count
+
+
+@lru_cache(maxsize=4096)
+def _gap_facts(gap: str) -> tuple[bool, bool, int]:
+    """(joinable, starts a sentence, whitespace words begun) of the text between two tokens:
+    read once per process, the same few gaps (", ", ". ", "-") come back line after line. The
+    count is `_chunks_started` over the gap between a token's last letter and the next
+    token's first (neither is a space, so any letter stands for them)."""
+    joinable = _INLINE_SPACE.fullmatch(gap) is not None
+    initial = not joinable and _SENTENCE_END.search(gap) is not None
+    return joinable, initial, _chunks_started(f"a{gap}a", 1, len(gap) + 1)
 
 
 @lru_cache(maxsize=4)
@@ -241,6 +250,7 @@ def find_corrections(
     memo = memo_for(index, cfg)
     single_name, windows, windows_kept = memo.single, memo.windows, memo.windows_kept
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
+    words_of = scan.words
     joinable, plain, title = scan.joinable, scan.plain, scan.title
     max_size = index.max_words + cfg.max_extra_words
     max_len = index.max_joined * cfg.max_length_ratio
@@ -373,16 +383,12 @@ def find_corrections(
                     if n == 1 and exact_tokens[first]:
                         continue
                     if n > 1:
-                        # what the pre-check reads: the words (the last as read), their
-                        # frequencies and the names heard right among them; the rest of its
-                        # arguments follow from these (`word_memo`)
-                        key = (
-                            *norms_of[first:last],
-                            norm,
-                            *zipfs_of[first:last],
-                            zipf,
-                            *exact_tokens[first : last + 1],
-                        )
+                        # what the pre-check reads (the words normalized, the last as read,
+                        # their frequencies, the names heard right among them) follows from
+                        # the words as written, the last read without its "'s" (the only
+                        # reading that gets here): a key of those is shorter to build and
+                        # hash (`word_memo`)
+                        key = tuple(words_of[first : last + 1])
                         may = windows.get(key)
                         if may is None:
                             may = _may_match(

@@ -59,6 +59,9 @@ def correct(
         raise TypeError(f"text must be str, not {type(text).__name__}")
     cfg = config or DEFAULT_CONFIG
     index = build_index(entities, common_zipf=cfg.common_zipf)
+    if scene is not None and not isinstance(scene, tuple):
+        # once: every stage below keeps what it makes of a scene per scene tuple
+        scene = tuple(scene)
     scan = scan_of(text)
     stage1, settled = find_corrections(text, index, cfg, scan=scan)
     if scene or word_confidences:

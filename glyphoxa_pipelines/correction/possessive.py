@@ -13,7 +13,7 @@ way ends before the "'s", which stays as it was said.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from glyphoxa_pipelines.correction.context import confidences_at
@@ -23,7 +23,9 @@ from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
 # "'s" after a word of letters and before no further letter ("Kiela's", not "'sup"); the curly
 # apostrophes Whisper and editors write count too
 _POSSESSIVE = re.compile(r"(?<=[^\W\d_]{2})['’ʼ][sS](?![^\W_])")
+_APOSTROPHES = ("'", "’", "ʼ")
 _WORD_BEFORE = re.compile(r"[^\W\d_]+$")
+_STRETCH = 24  # letters read back at a time for the word before a possessive
 # as long as "'s", no letter, no space: the word before ends there and joins nothing after
 _MASK = "--"
 
@@ -48,8 +50,8 @@ def mask_possessives(
     heard right (`names`: normalized spellings), and of an ordinary word Whisper was sure of
     (the context stage would change it in neither reading)."""
     ends = []
-    for m in _POSSESSIVE.finditer(text):
-        word = _WORD_BEFORE.search(text, 0, m.start())
+    for m in _possessives(text):
+        word = _word_before(text, m.start())
         if word is None:
             continue
         zipf = word_zipf(word.group())
@@ -66,6 +68,33 @@ def mask_possessives(
     for end in ends:
         masked[end : end + len(_MASK)] = _MASK
     return MaskedPossessives("".join(masked), frozenset(ends))
+
+
+def _possessives(text: str) -> list[re.Match[str]]:
+    """`_POSSESSIVE.finditer(text)`, tried only where an apostrophe stands: a search tries the
+    look-behind at every position of the line, and most lines hold no "'s" (a match is two
+    characters, the second no apostrophe, so matches tried apart never overlap)."""
+    at = sorted(k for mark in _APOSTROPHES if mark in text for k in _positions(text, mark))
+    return [m for k in at if (m := _POSSESSIVE.match(text, k)) is not None]
+
+
+def _positions(text: str, mark: str) -> Iterator[int]:
+    k = text.find(mark)
+    while k >= 0:
+        yield k
+        k = text.find(mark, k + 1)
+
+
+def _word_before(text: str, end: int) -> re.Match[str] | None:
+    """`_WORD_BEFORE.search(text, 0, end)`: the letters that run up to `end`, read back a
+    stretch at a time. A search from the start of the line tries every position before the
+    word, once per possessive; a run found at a stretch's start may begin earlier."""
+    low = end
+    while True:
+        low = max(0, low - _STRETCH)
+        word = _WORD_BEFORE.search(text, low, end)
+        if word is None or word.start() > low or low == 0:
+            return word
 
 
 def with_possessives(

@@ -44,8 +44,17 @@ def _forms_by_name(index: NameIndex) -> dict[str, tuple[tuple[str, tuple[str, ..
     return {name: tuple(forms) for name, forms in out.items()}
 
 
-def scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[set[str], set[str]]:
-    """The scene's entities (canonical names) and the codes of all their forms."""
+def scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The scene's entities (canonical names) and the codes of all their forms, folded
+    (`confusions.fold`)."""
+    return _scene_of(index, scene if isinstance(scene, tuple) else tuple(scene))
+
+
+@lru_cache(maxsize=256)
+def _scene_of(index: NameIndex, scene: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """`scene_of`, kept per scene as `scene_forms` keeps a scene's layout: a line with a
+    guessed fix asks for it up to three times, and the live scene comes back line after line
+    until a new name is said."""
     by_name = _forms_by_name(index)
     entities: set[str] = set()
     codes: set[str] = set()
@@ -53,7 +62,7 @@ def scene_of(index: NameIndex, scene: Iterable[str]) -> tuple[set[str], set[str]
         for canonical, form_codes in by_name.get(name, ()):
             entities.add(canonical)
             codes.update(form_codes)
-    return entities, codes
+    return frozenset(entities), tuple(sorted({fold(code) for code in codes}))
 
 
 def yield_to_scene(
@@ -67,7 +76,7 @@ def yield_to_scene(
     guesses = [c for c in corrections if c.method in GUESSES]
     if not scene or not guesses:  # most lines: nothing guessed, the scene is not looked at
         return list(corrections), list(settled)
-    entities, scene_codes = scene_of(index, scene)
+    entities, rivals = scene_of(index, scene)
     withdrawn: set[tuple[int, int]] = set()
     for c in guesses:
         if c.entity in entities:
@@ -75,7 +84,7 @@ def yield_to_scene(
         heard = [
             fold(code) for code in phonetic_codes(normalize(c.original)) if len(code) >= MIN_CODE
         ]
-        if any(code in fold(rival) for code in heard for rival in scene_codes):
+        if any(code in rival for code in heard for rival in rivals):
             withdrawn.add((c.start, c.end))
     if not withdrawn:
         return list(corrections), list(settled)

@@ -3,7 +3,7 @@ word without its "'s" too, and a fix keeps the "'s" as it was said."""
 
 from __future__ import annotations
 
-from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct
+from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct, possessive
 from glyphoxa_pipelines.correction.possessive import mask_possessives
 
 INDEX = NameIndex(["Keyleth", "Scanlan", "Clarota", "Grog", "Vex"])
@@ -65,3 +65,21 @@ def test_possessive_ends_the_name_it_closes() -> None:
     result = correct(text, INDEX, confidences(text, {"Grug's"}), scene=["Grog"])
     assert result.text == "He takes Grog's axe."
     assert [(c.original, c.replacement) for c in result.corrections] == [("Grug", "Grog")]
+
+
+def test_possessives_found_by_their_apostrophes_match_the_patterns_search() -> None:
+    """The mask reads only where an apostrophe stands, and the word before a possessive back
+    from it (issue 13, latency): the same ends and words as the patterns' search of the line,
+    for a word longer than the stretch read back at once and for every apostrophe."""
+    long_word = "Vorugalimandrastelinoquarthes"  # longer than one stretch read back
+    text = f"It's {long_word}'s, 1ab's x's Bexʼs ’s Grog’S 'sup and Kiela'ss {long_word * 2}’s."
+    found = possessive._possessives(text)
+    assert [m.span() for m in found] == [m.span() for m in possessive._POSSESSIVE.finditer(text)]
+    assert len(found) == 6  # It's, the long word's, 1ab's, Bexʼs, Grog’S and the longest's
+    for m in found:
+        word = possessive._word_before(text, m.start())
+        assert word is not None
+        assert word.span() == possessive._WORD_BEFORE.search(text, 0, m.start()).span()
+    assert possessive._word_before(text, text.index("’s.")).group() == long_word * 2
+    masked = mask_possessives(text, None, (), CorrectionConfig())
+    assert masked is not None and f"{long_word * 2}--." in masked.text

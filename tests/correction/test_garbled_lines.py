@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from glyphoxa_pipelines.correction import NameIndex, correct
 from glyphoxa_pipelines.correction.garbled_lines import garbled_around
+from glyphoxa_pipelines.correction.heard_span import line_words, words_over
 
 INDEX = NameIndex(["Keyleth", "Grog", "Scanlan"])
 SCENE = ("Keyleth", "Grog")
@@ -42,3 +43,26 @@ def test_a_stage_one_fix_stands_among_garbled_neighbours() -> None:
 def test_confidences_that_do_not_fit_say_nothing() -> None:
     assert not garbled_around(LINE, *WINDOW, None)
     assert not garbled_around(LINE, *WINDOW, [0.1, 0.1])
+
+
+def test_a_line_words_are_read_with_their_offsets_once() -> None:
+    """The guards read a line's whitespace words, with offsets, from one kept reading, and
+    find those a span overlaps by bisection: the same words a pass over the line finds."""
+    line = "  Kelly\twith a\u00a0gree?\n"
+    words, starts, ends = line_words(line)
+    assert list(words) == line.split()
+    assert all(line[s:e] == w for w, s, e in zip(words, starts, ends, strict=True))
+    assert line_words(line) is line_words(line)
+    for start in range(len(line) + 1):
+        for end in range(start, len(line) + 1):
+            overlapped = [k for k in range(len(words)) if starts[k] < end and start < ends[k]]
+            assert list(words_over(line, start, end)) == overlapped, (start, end)
+    # a span inside one word: that word alone; a span of spaces: none
+    assert list(words_over(line, 3, 5)) == [0] and not words_over(line, 0, 2)
+
+
+def test_a_word_holding_the_whole_span_and_more_counts_among_the_others() -> None:
+    # the span lies inside "aaaa": that word is neither inside nor at an edge of it, so its
+    # doubt counts (median of 0.1, 0.1, 0.9); without it the median would be 0.5
+    assert garbled_around("aaaa bbbb cccc", 1, 3, [0.1, 0.1, 0.9])
+    assert not garbled_around("aaaa bbbb cccc", 0, 4, [0.1, 0.1, 0.9])  # the word itself

@@ -91,7 +91,7 @@ def test_a_remembered_window_pre_check_answers_as_a_fresh_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The walk keeps its pre-check of windows of several words per index and configuration,
-    keyed by the window's words, frequencies and names heard right: every line corrected
+    keyed by the window's words as written: every line corrected
     after all the others (their windows kept) must read as it does with nothing kept, and
     the memo stays bounded."""
     monkeypatch.setattr(word_memo, "WINDOWS_KEPT", 64)
@@ -116,6 +116,10 @@ def test_a_remembered_window_pre_check_answers_as_a_fresh_one(
         correct(line, shared, config=cfg)
     kept = memo_for(shared, cfg).windows
     assert kept and len(kept) <= 64
+    probe = NameIndex(entities)  # keyed by the words as written, possessives whole
+    correct(lines[1], probe, config=cfg)
+    correct(lines[2], probe, config=cfg)
+    assert {("Grincho's", "hands"), ("grincho", "hands")} <= set(memo_for(probe, cfg).windows)
     changed = 0
     for line in reversed(lines):
         fresh = correct(line, NameIndex(entities), config=cfg)

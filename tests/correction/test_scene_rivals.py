@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from glyphoxa_pipelines.correction import NameIndex, correct
+from glyphoxa_pipelines.correction.scene_rivals import scene_of
 
 INDEX = NameIndex(["Tiberius", "Brais", "Grog", "Keyleth"])
 LINE = "Hi, Burias, can you dispel that shit?"
@@ -49,3 +50,16 @@ def test_a_traded_sound_with_no_rival_in_the_scene_keeps_the_fix() -> None:
     # near miss: nobody in play sounds like it, so stage 1's fix stands
     out = correct(BIX, TRADED, BIX_CONF, scene=("Grog", "Keyleth"))
     assert out.text.startswith("Brialiax,")
+
+
+def test_a_scene_is_resolved_once_with_its_codes_folded() -> None:
+    """A scene given as a list or a tuple is the same scene, kept once (issue 13, latency),
+    and its codes come folded as a heard word's are (B as V, M as N)."""
+    index = NameIndex(["Vex'ahlia", "Mordenkainen", "Grog"])
+    entities, codes = scene_of(index, ["Vex'ahlia", "Mordenkainen"])
+    assert entities == {"Vex'ahlia", "Mordenkainen"}
+    scene = ["Vex'ahlia", "Mordenkainen"]
+    assert scene_of(index, tuple(scene)) is scene_of(index, scene)
+    assert all("P" not in code and "M" not in code for code in codes)  # folded away
+    assert any(code.startswith("FKS") for code in codes)  # Vex'ahlia
+    assert scene_of(index, ["Grog"])[0] == {"Grog"}

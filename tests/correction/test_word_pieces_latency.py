@@ -6,6 +6,13 @@ from __future__ import annotations
 import random
 
 from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
+from glyphoxa_pipelines.correction.phonetic import (
+    _INLINE_SPACE,
+    _SENTENCE_END,
+    Scan,
+    _chunks_started,
+    _gap_facts,
+)
 from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE, piece_tokens
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -56,3 +63,18 @@ def test_plain_word_shortcut_keeps_the_handle_and_contraction_rules() -> None:
         "don't": False,
         "R2": False,
     }
+
+
+def test_a_gap_between_tokens_is_read_as_the_text_around_it_reads() -> None:
+    """What the scan keeps per gap between two tokens (joinable, a sentence start, the
+    whitespace words begun) is what reading the text there gives, wherever the gap stands."""
+    gaps = [", ", ". ", "—", " -- ", "\t", "\n\n", " \u00a0", "\u2003", "...", "' ", " (", "/"]
+    for gap in gaps:
+        text = f"Grog{gap}vex"
+        start = len(text) - 3
+        joinable, initial, started = _gap_facts(gap)
+        assert started == _chunks_started(text, 4, start), gap
+        assert joinable == (_INLINE_SPACE.fullmatch(gap) is not None), gap
+        assert initial == (not joinable and _SENTENCE_END.search(gap) is not None), gap
+        assert Scan(text).chunk == [0, started], gap
+    assert _gap_facts(" -- ")[2] == 2 and _gap_facts(". ")[1]  # "--" is a word of its own
