@@ -54,7 +54,8 @@ def _stand_ins(found: list[dict[str, Any]]) -> Iterator[None]:
     they take part in (`found`) instead of keeping them."""
     from glyphoxa_pipelines.processing.extraction import patterns, svo
 
-    saved = (svo.referent, svo._svo_ok, svo._relation, svo.Speakers.count, patterns.svo_facts)
+    saved = (svo.referent, svo.svo_types_fit, svo.verb_relation, svo.Speakers.count,
+             patterns.svo_facts)
     referent, relation, count, read = saved[0], saved[2], saved[3], saved[4]
 
     def with_stand_in(token: Any, spans: Any, speakers: Any) -> tuple[str | None, str | None]:
@@ -79,14 +80,14 @@ def _stand_ins(found: list[dict[str, Any]]) -> Iterator[None]:
         return kept
 
     svo.referent = with_stand_in
-    svo._svo_ok = lambda rel, a, b: a.id != b.id
-    svo._relation = lambda lemma, prep, doer, a, b: relation(lemma, prep, None, a, b)
+    svo.svo_types_fit = lambda rel, a, b: a.id != b.id
+    svo.verb_relation = lambda lemma, prep, doer, a, b: relation(lemma, prep, None, a, b)
     svo.Speakers.count = lambda self: count(self) + 2  # every in-game sentence is parsed
     patterns.svo_facts = svo_facts
     try:
         yield
     finally:
-        (svo.referent, svo._svo_ok, svo._relation, svo.Speakers.count,
+        (svo.referent, svo.svo_types_fit, svo.verb_relation, svo.Speakers.count,
          patterns.svo_facts) = saved
 
 

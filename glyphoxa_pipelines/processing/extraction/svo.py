@@ -294,7 +294,7 @@ def _the_party(token: Token) -> bool:
     return any(c.dep_ == "det" and c.lower_ == "the" for c in token.children)
 
 
-def _svo_ok(rel_type: str, source: Entity, target: Entity) -> bool:
+def svo_types_fit(rel_type: str, source: Entity, target: Entity) -> bool:
     if rel_type in SVO_TYPES:
         sources, targets = SVO_TYPES[rel_type]
         return source.type in sources and target.type in targets and source.id != target.id
@@ -489,7 +489,7 @@ def _gift_facts(
     return out
 
 
-def _relation(lemma: str, prep: str, doer: str | None, source: Entity,
+def verb_relation(lemma: str, prep: str, doer: str | None, source: Entity,
               target: Entity) -> tuple[str, str] | None:
     """(relation type, how it was read: "table" or "custom") of a verb between two entities,
     or None. A verb outside the table is a custom relation (its lemma, "nuzzle",
@@ -556,7 +556,7 @@ def svo_facts(
                     if PREP_IDIOMS[lemma_prep][1]:
                         a, b = b, a
                 else:
-                    found = _relation(lemma, lemma_prep, coref, entities[a], entities[b])
+                    found = verb_relation(lemma, lemma_prep, coref, entities[a], entities[b])
                 if found is None:
                     continue
                 rel_type, how = found
@@ -579,7 +579,7 @@ def svo_facts(
                     continue  # "I command Trinket to move": an order, not who leads whom
                 if how == "table" and VERB_RELATIONS[(lemma, lemma_prep)][1]:
                     a, b = b, a
-                if how != "custom" and not _svo_ok(rel_type, entities[a], entities[b]):
+                if how != "custom" and not svo_types_fit(rel_type, entities[a], entities[b]):
                     continue
                 confidence = (base_confidence(s) - COREFERENCE_PENALTY.get(coref or "", 0.0)
                               - (CUSTOM_PENALTY if how == "custom" else 0.0))
