@@ -8,7 +8,8 @@ turns of the training conversations; prints `TURN_WEIGHTS` / `TURN_BIAS` with th
 standardisation folded in, ready to paste, and, on the held-out conversations, the share of
 gold turns ranked within each question's top 50 (about what 1,500 tokens hold) by the fitted
 model and by the weights now in the code. The end-to-end check is `bench/locomo.py` itself.
-Last line one JSON object.
+The weights in the code come from the per-question fit (`bench/fit_turn_listwise.py`); this
+per-turn fit is the one they replaced, kept to compare with. Last line one JSON object.
 """
 
 from __future__ import annotations

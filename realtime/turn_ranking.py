@@ -5,9 +5,10 @@ a 1,500-token budget, so the order of the candidate turns decides what the LLM r
 turn is described by a dozen plain features (its window's fused rank, its own cosine to the
 query, its rarity-weighted query words, its neighbours' signals, whether it is spoken by a
 person the question names, whether it was spoken in a period the question names, its
-length) and scored by a linear model whose weights were fitted by logistic regression on
-LoCoMo conversations 0-4 (`bench/replay_turns.py`, `bench/fit_turn_model.py`); the held-out
-conversations 5-9 are the check. Pure functions over plain rows: no database.
+length) and scored by a linear model whose weights were fitted per question (a softmax over
+its candidate turns) on LoCoMo conversations 0-4 and CRD3 episodes 1-2
+(`bench/fit_turn_listwise.py`); LoCoMo 5-9 and CRD3 episodes 3-4 are the check. Pure
+functions over plain rows: no database.
 
 A turn without a stored embedding (a session the pipeline has not embedded yet) takes the
 lowest similarity among the candidates, so it competes on its window rank and its words; with
@@ -26,29 +27,33 @@ from typing import Any
 from realtime.hot_context import estimate_tokens
 from realtime.question_time import in_named_period, named_periods
 
-# Logistic regression weights on raw features (standardisation folded in), fitted on LoCoMo
-# conversations 0-4 (220,409 candidate turns, 1,041 gold evidence turns; C 0.03) from
-# `bench/locomo.py --dump-candidates` (the replay: `bench/replay_turns.py`); the held-out
-# conversations 5-9 are the check. Fitted on 5-9 instead, the weights barely move. The
-# weights say nothing LoCoMo-specific: top window ranks, the turn's own similarity and rank,
-# rare query words in the turn or beside it, turns by a person the question names, turns
-# spoken in a period the question names, and longer turns hold answers.
+# Weights on raw features (standardisation folded in), fitted per question (a softmax over
+# each question's candidate turns: packing needs the order within a question, not a yes/no
+# per turn) on LoCoMo conversations 0-4 and CRD3 episodes 1-2 (real play: Critical Role's
+# summary sentences over its table talk), each question counted once, then mapped to log-odds
+# by one slope and bias on LoCoMo 0-4 (`bench/fit_turn_listwise.py` over `--dump-candidates`
+# dumps); LoCoMo 5-9 and CRD3 episodes 3-4 are the check (DESIGN.md, "Session search, seventh
+# pass"). The weights say nothing data-set specific: top window ranks, the turn's own
+# similarity and rank, rare query words in the turn or beside it, turns by a person the
+# question names, turns spoken in a period the question names, and longer turns hold answers.
+# `question_names_speaker` is the same for all of a question's turns, so it reorders nothing
+# and a per-question fit gives it no weight; it stays a feature for the per-turn fits.
 TURN_WEIGHTS: Mapping[str, float] = {
-    "window_rank": 32.5058,  # 1 / (11 + rank of the best window holding the turn)
-    "similarity": 0.5415,  # cosine of the turn's embedding and the query's
-    "similarity_gap": 1.7622,  # similarity minus the best candidate's
-    "similarity_rank": 12.6221,  # 1 / (11 + rank by similarity among the candidates)
-    "words": 2.7894,  # rarity-weighted query words in the turn / the best candidate's
-    "words_rank": -1.6714,  # 1 / (11 + rank by words), 0 without any query word
-    "neighbour_words": 0.2559,  # the better adjacent turn's `words`
-    "neighbour_words_rank": 8.9020,  # the better adjacent turn's `words_rank`
-    "neighbour_similarity_rank": 6.7066,  # the better adjacent turn's `similarity_rank`
-    "speaker_named": 2.4477,  # spoken by a person the question names
-    "question_names_speaker": -1.7110,  # the question names one of the candidates' speakers
-    "length": 0.8837,  # log(1 + tokens of the turn's text)
-    "named_period": 1.1447,  # spoken in (or within two weeks after) a date the question names
+    "window_rank": 24.1390,  # 1 / (11 + rank of the best window holding the turn)
+    "similarity": 1.0335,  # cosine of the turn's embedding and the query's
+    "similarity_gap": 1.0321,  # similarity minus the best candidate's
+    "similarity_rank": 3.1888,  # 1 / (11 + rank by similarity among the candidates)
+    "words": 2.7746,  # rarity-weighted query words in the turn / the best candidate's
+    "words_rank": -7.2679,  # 1 / (11 + rank by words), 0 without any query word
+    "neighbour_words": 1.3936,  # the better adjacent turn's `words`
+    "neighbour_words_rank": -3.0064,  # the better adjacent turn's `words_rank`
+    "neighbour_similarity_rank": 7.0509,  # the better adjacent turn's `similarity_rank`
+    "speaker_named": 2.1009,  # spoken by a person the question names
+    "question_names_speaker": 0.0,  # the question names one of the candidates' speakers
+    "length": 0.3322,  # log(1 + tokens of the turn's text)
+    "named_period": 3.5498,  # spoken in (or within two weeks after) a date the question names
 }
-TURN_BIAS = -11.5374
+TURN_BIAS = -10.7302
 RANK_K = 11  # the rank features' 1 / (RANK_K + rank)
 # Neighbour lift: each turn's log-odds raised by this much times its better adjacent turn's
 # evidence probability, so the packing keeps a scene together around a likely answer (a

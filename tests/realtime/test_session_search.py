@@ -145,8 +145,10 @@ def test_top_k_caps_the_results_keeping_the_best() -> None:
     assert len(everything) == 8
     capped = ss.passages(hits, turns, "lighthouse keeper ship", 2000, limit=3)
     assert capped == everything[:3]
-    scores = [r["score"] for r in everything]  # the turn model's probability, best first
-    assert all(0.0 < x < 1.0 for x in scores) and scores == sorted(scores, reverse=True)
+    # The turn model's probability (2 digits: an unlikely turn's reads 0.0), best first.
+    scores = [r["score"] for r in everything]
+    assert all(0.0 <= x < 1.0 for x in scores) and scores == sorted(scores, reverse=True)
+    assert [r["source"]["session_id"] for r in everything] == [f"s{i}" for i in range(8)]
 
 
 def test_a_window_without_turns_competes_whole() -> None:
