@@ -8,7 +8,8 @@ from glyphoxa_pipelines.correction.heard_length import syllables
 
 INDEX = NameIndex(["Clarota", "Keyleth", "Trinket", "Lyra", "Grimjaw", "Brannoc", "Whitestone"])
 SCENE = ("Clarota", "Keyleth", "Trinket")
-# said: 'He glares at you and says, "Our agreement does not include this interaction."'
+# said (CRD3 C1E004 turn 477, tune): 'He glares at you and says, "Our agreement does not
+# include this interaction."'; the confidences are set by hand, "clairs" doubted as Whisper did
 GLARES = 'He clairs at you and says, "Our agreement does not include this interaction."'
 GLARES_CONF = [0.95, 0.41, 0.97, 0.99, 0.96, 0.98, 0.9, 0.97, 0.99, 0.98, 0.99, 0.97, 0.96]
 
