@@ -12,7 +12,11 @@ said, not the name.
 Syllables are counted from spelling: each run of vowels is one, a silent final "e" ("stone")
 and the silent "e" of a final "-es" or "-ed" ("glares", "named") are none, and a name that is
 two ordinary words glued ("Whitestone", "Stoneskin") counts as those words. It is a rough
-count, good to a syllable on English and made-up names alike; the rule asks for two.
+count, good to a syllable on English and made-up names alike; the rule asks for two. The
+errors lean one way: a name's "e" is always read as silent (a name is never counted longer
+than the rules allow), a heard word's only when the word is English. Whisper's spelling of a
+name it has no tokens for is no English word, and its final "e" may be sounded: "Clared is
+there", said "Clarota's there", is two syllables heard, and stays Clarota.
 
 What stays: fixes that lose one syllable or none; the exact, respelled and aligned forms
 (they are no guess).
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from glyphoxa_pipelines.correction.models import Correction
+from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import english_zipf, word_zipf
 
 MAX_LOST = 2  # syllables fewer than the name at which a heard span is another word
@@ -33,9 +37,11 @@ _VOWEL_RUNS = re.compile(r"[aeiouy]+")
 _SOUNDED_ES = ("ses", "xes", "zes", "ches", "shes", "ges", "ces")
 
 
-def _part_syllables(part: str) -> int:
+def _part_syllables(part: str, silent_e: bool = True) -> int:
     runs = len(_VOWEL_RUNS.findall(part[1:] if part.startswith("y") else part))
-    if runs > 1 and (
+    if not silent_e or runs < 2:
+        return runs
+    if (
         (part.endswith("e") and not part.endswith(("le", "ee", "ie")))
         or (part.endswith("es") and not part.endswith(_SOUNDED_ES) and part[-3] not in "aeiouy")
         or (part.endswith("ed") and part[-3] not in "aeiouytd")
@@ -44,27 +50,32 @@ def _part_syllables(part: str) -> int:
     return runs  # none for a part without a vowel: the "s" of "Walk's", the "t" of "don't"
 
 
-def _word_syllables(part: str, common_zipf: float = 3.0) -> int:
+def _word_syllables(part: str, english_only: float | None, common_zipf: float = 3.0) -> int:
     """A word's syllables, or those of the two ordinary words it glues ("stone" + "skin":
-    the first word's silent "e" is no syllable of its own)."""
+    the first word's silent "e" is no syllable of its own). With `english_only`, a final "e"
+    is silent only in a word at least that frequent in English."""
     for cut in range(3, len(part) - 2):
         head, tail = part[:cut], part[cut:]
         if word_zipf(head) >= common_zipf and english_zipf(tail) >= common_zipf:
             return _part_syllables(head) + _part_syllables(tail)
-    return _part_syllables(part)
+    silent_e = english_only is None or word_zipf(part) >= english_only
+    return _part_syllables(part, silent_e)
 
 
-def syllables(text: str) -> int:
-    """About how many syllables `text` is said in (one at least)."""
-    return max(sum(_word_syllables(part) for part in _PARTS.findall(text.lower())), 1)
+def syllables(text: str, english_only: float | None = None) -> int:
+    """About how many syllables `text` is said in (one at least); with `english_only`, the
+    silent-"e" rules hold only for English words (Zipf of `english_only` or more)."""
+    parts = _PARTS.findall(text.lower())
+    return max(sum(_word_syllables(part, english_only) for part in parts), 1)
 
 
-def too_short(c: Correction) -> bool:
+def too_short(c: Correction, cfg: CorrectionConfig) -> bool:
     """The heard words of a guessed fix are `MAX_LOST` or more syllables shorter than the
     name it wrote."""
-    return syllables(c.replacement) - syllables(c.original) >= MAX_LOST
+    heard = syllables(c.original, english_only=cfg.english_zipf)
+    return syllables(c.replacement) - heard >= MAX_LOST
 
 
-def heard_in_full(corrections: list[Correction]) -> list[Correction]:
+def heard_in_full(corrections: list[Correction], cfg: CorrectionConfig) -> list[Correction]:
     """`corrections` without the guesses whose heard words are far shorter than the name."""
-    return [c for c in corrections if c.method not in GUESSES or not too_short(c)]
+    return [c for c in corrections if c.method not in GUESSES or not too_short(c, cfg)]

@@ -80,7 +80,7 @@ def correct(
         extra = in_play_only(text, extra, index, scene, word_confidences, cfg)
         extra = heard_clearly(text, extra, word_confidences)
         extra = doubted_or_close(text, extra, word_confidences, cfg)
-        extra = heard_in_full(extra)
+        extra = heard_in_full(extra, cfg)
         extra = ordinary_bar(extra, cfg)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)

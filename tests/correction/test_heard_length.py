@@ -39,3 +39,13 @@ def test_the_same_name_heard_in_full_is_still_fixed() -> None:
     line = "will a healing potion work on Clerida."
     conf = [0.35, 0.97, 0.99, 0.98, 1.0, 1.0, 0.37]
     assert correct(line, INDEX, conf, scene=SCENE).text == "will a healing potion work on Clarota."
+
+
+def test_a_made_up_word_heard_for_the_name_keeps_its_final_e() -> None:
+    # near miss, real (CRD3 C1E007, tune): "Clarota's there" heard as "Clared is there";
+    # "Clared" is no English word, so its "-ed" may be sounded: two syllables, one lost
+    line = "So you guys made your way back. Clared is there. Against the corner."
+    conf = [0.56, 0.94, 0.99, 0.93, 0.99, 1.0, 1.0, 0.4, 0.96, 1.0, 0.97, 0.99, 0.99]
+    assert correct(line, INDEX, conf, scene=SCENE).text == line.replace("Clared", "Clarota")
+    assert syllables("Clared", english_only=1.5) == 2
+    assert syllables("glares", english_only=1.5) == 1
