@@ -5,9 +5,9 @@ drop its vowels, and Jaro-Winkler forgives the letters a short word lacks. So on
 syllable can carry the whole consonant frame of a longer name: "glares", heard as "clairs"
 (KLRS), is the frame of Clarota (KLRT) cut short of its last sound, and the context stage
 wrote the three-syllable name for the one-syllable word. Whisper drops an unstressed syllable
-of a name it has no tokens for ("Kash" for Kashaw, "Tabirias" for Tiberius), but a heard
-span with `MAX_LOST` or more syllables fewer than the name is another, shorter word that was
-said, not the name.
+of a name it has no tokens for ("Lire" for Lyra, "Hires" for Hieris), but a heard span with
+`MAX_LOST` or more syllables fewer than the name is another, shorter word that was said, not
+the name.
 
 Syllables are counted from spelling: each run of vowels is one, a silent final "e" ("stone")
 and the silent "e" of a final "-es" or "-ed" ("glares", "named") are none, and a name that is
@@ -19,7 +19,9 @@ name it has no tokens for is no English word, and its final "e" may be sounded: 
 there", said "Clarota's there", is two syllables heard, and stays Clarota.
 
 What stays: fixes that lose one syllable or none; the exact, respelled and aligned forms
-(they are no guess).
+(they are no guess); stage 1's fixes (the pipeline hands the guard the context stage's
+fixes only: over stage 1's too, it cost the synthetic bench right fixes of names split into
+English-looking words).
 """
 
 from __future__ import annotations
