@@ -9,9 +9,9 @@ from glyphoxa_pipelines.correction.heard_length import syllables
 INDEX = NameIndex(["Clarota", "Keyleth", "Trinket", "Lyra", "Grimjaw", "Brannoc", "Whitestone"])
 SCENE = ("Clarota", "Keyleth", "Trinket")
 # said (CRD3 C1E004 turn 477, tune): 'He glares at you and says, "Our agreement does not
-# include this interaction."'; the confidences are set by hand, "clairs" doubted as Whisper did
-GLARES = 'He clairs at you and says, "Our agreement does not include this interaction."'
-GLARES_CONF = [0.95, 0.41, 0.97, 0.99, 0.96, 0.98, 0.9, 0.97, 0.99, 0.98, 0.99, 0.97, 0.96]
+# include this interaction."'; heard by tiny.en as below, with these word probabilities
+GLARES = "He clairs at you and says, our agreement does not include this interaction."
+GLARES_CONF = [0.89, 0.43, 0.8, 0.99, 0.97, 0.99, 0.1, 0.99, 0.98, 1.0, 1.0, 0.98, 0.99]
 
 
 def test_syllables_count_spoken_vowels() -> None:
