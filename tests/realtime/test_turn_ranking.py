@@ -113,3 +113,25 @@ def test_the_neighbour_of_a_likely_answer_is_lifted_but_the_lift_does_not_chain(
     assert lifted[2] == pytest.approx(-6.0 + tr.evidence_probability(4.0))
     assert lifted[1] > scores[1]  # by its neighbour's small probability only
     assert tr.lift_neighbours(scores, links, 0.0) == scores
+
+
+def test_each_feature_value_sits_under_its_own_name() -> None:
+    # `feature_values` returns plain tuples in `FEATURES` order: a value out of step with its
+    # weight would score silently wrong, so every name is pinned to what it measures.
+    import math
+
+    from realtime.hot_context import estimate_tokens
+
+    rows = _rows(("Bo", "the silver key lies under the mill", 0.6),
+                 ("Mira", "a quiet night by the river, nothing else", 0.3))
+    origin, links = {1: 0, 2: 3}, _chain([1, 2])
+    feats = tr.turn_features(rows, origin, links, "Where did Bo put the silver key?")
+    assert tuple(feats[1]) == tr.FEATURES == tuple(tr.TURN_WEIGHTS)
+    for i in (1, 2):
+        assert feats[i]["window_rank"] == 1.0 / (tr.RANK_K + origin[i])
+        assert feats[i]["length"] == math.log(estimate_tokens(rows[i]["text"]) + 1)
+    assert feats[1]["similarity"] == 0.6 and feats[2]["similarity_gap"] == pytest.approx(-0.3)
+    assert feats[1]["words"] == 1.0 and feats[2]["words"] == 0.0
+    assert feats[2]["neighbour_words"] == 1.0 and feats[1]["neighbour_words"] == 0.0
+    assert feats[1]["speaker_named"] == 1.0 and feats[2]["speaker_named"] == 0.0
+    assert feats[1]["named_period"] == feats[2]["named_period"] == 0.0
