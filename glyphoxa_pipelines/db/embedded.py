@@ -89,8 +89,13 @@ def start(pgdata: Path) -> str:
             was_running = info is not None and info.is_running()
             server = pgserver.get_server(pgdata, cleanup_mode=None)
             info = _postmaster_info(pgdata)
-            # pgserver hands a process the handle it kept, even after a stop: nothing to size.
             running = info is not None and info.is_running()
+            if not running:
+                # pgserver hands a process the handle it kept, even after `stop`: that handle
+                # starts its server only when made, so start it again through the handle.
+                server.ensure_postgres_running()
+                info = _postmaster_info(pgdata)
+                running = info is not None and info.is_running()
             # Inside the lock: a server this call started is restarted before any other
             # process that waits here can connect to it.
             if running and size_buffers(server.get_uri(), shared_buffers_mb(total_memory()),

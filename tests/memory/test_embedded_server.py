@@ -101,3 +101,19 @@ def test_a_started_server_gets_its_buffers_and_a_running_one_keeps_its_clients(
         assert _buffers(url) == (128, f"{wanted}MB")
     finally:
         embedded.stop(pgdata)
+
+
+def test_start_after_stop_in_one_process_starts_the_server_again(tmp_path: Path) -> None:
+    pgdata = tmp_path / "pgdata"
+    try:
+        embedded.start(pgdata)
+        assert embedded.stop(pgdata) is True
+        assert not embedded.status(pgdata).running
+        # pgserver keeps this process's handle to the stopped server; start must not hand
+        # back a URL nobody answers.
+        url = embedded.start(pgdata)
+        assert embedded.status(pgdata).running
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        embedded.stop(pgdata)
