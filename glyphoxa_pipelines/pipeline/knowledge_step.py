@@ -7,15 +7,17 @@ kept), a later session's fact wins over this one's, and a DM-made or DM-confirme
 overwritten: the contradicting fact goes to the review queue instead.
 
 A new spelling of an entity the session does not own ("Stillben" resolved to another
-session's "Stilben") is reported in the step's metadata, not written: the row is the DM's or
-another session's, and a reprocess could not take the alias back. Later sessions resolve the
-spelling again the same way; the DM adds it as an alias when it is right.
+session's "Stilben") is not written to the entity: the row is the DM's or another session's, a
+reprocess could not take the alias back, and an alias becomes a target of the name corrector.
+It is offered to the DM instead (`spelling_suggestions`, the review page), who accepts it as an
+alias or dismisses it for good; until then later sessions resolve it again by sound.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from glyphoxa_pipelines.db.operations import Op
@@ -27,11 +29,13 @@ from glyphoxa_pipelines.pipeline.services import MemoizingEmbedder, PipelineServ
 
 
 def _write_knowledge_op(
-    campaign_id: str, session_id: str, entities: list[Entity], facts: list[Relationship]
+    campaign_id: str, session_id: str, entities: list[Entity], facts: list[Relationship],
+    spellings: Mapping[str, Sequence[str]],
 ) -> Op:
     """One transaction: clear what this session's extraction wrote, write the new entities,
     insert facts (contradicted older facts invalidated, history kept; facts contradicting a
-    DM-made/confirmed fact go to review instead)."""
+    DM-made/confirmed fact go to review instead), offer new spellings of known entities to the
+    DM (an alias feeds the corrector, so only the DM makes one)."""
     from glyphoxa_pipelines.processing.extraction import contradictions
 
     cleared = yield from knowledge_rows.clear_session_knowledge_op(campaign_id, session_id)
@@ -75,8 +79,10 @@ def _write_knowledge_op(
                     old.id, new_id, fact.observed_at or fact.valid_from
                 )
                 invalidated += int(ok)
+    offered = yield from knowledge_rows.suggest_spellings_op(campaign_id, session_id, spellings)
     return {
         **cleared,
+        "spellings_offered": offered,
         "facts_inserted": inserted,
         "facts_skipped_existing": skipped,
         "facts_invalidated": invalidated,
@@ -126,7 +132,8 @@ def extracted_knowledge(services: PipelineServices, session_id: str) -> StepOutc
     ]
     t1 = time.perf_counter()
     written = services.db.run(
-        _write_knowledge_op(campaign_id, session_id, list(result.entities), facts)
+        _write_knowledge_op(campaign_id, session_id, list(result.entities), facts,
+                            result.new_aliases)
     )
     t2 = time.perf_counter()
     from glyphoxa_pipelines.pipeline.text_products import refresh_chunk_entities

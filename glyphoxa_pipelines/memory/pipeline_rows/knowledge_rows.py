@@ -9,10 +9,12 @@ pipeline does not own (`ownership`) are never touched.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from glyphoxa_pipelines.db.operations import Op, execute, fetch_all, fetch_one
 from glyphoxa_pipelines.memory.knowledge_graph import REL_COLUMNS, relationship_params
+from glyphoxa_pipelines.memory.limits import MAX_NAME_CHARS
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.memory.pipeline_rows.ownership import (
     EPISODE_TYPE,
@@ -20,6 +22,7 @@ from glyphoxa_pipelines.memory.pipeline_rows.ownership import (
     pipeline_fact,
 )
 from glyphoxa_pipelines.memory.rows import from_row
+from glyphoxa_pipelines.memory.spelling_suggestions import OFFERED
 
 
 def campaign_entities_op(campaign_id: str, *, exclude_session: str | None = None) -> Op:
@@ -145,7 +148,36 @@ def clear_session_knowledge_op(campaign_id: str, session_id: str) -> Op:
                                AND p.entity_id = e.id)""",
         {"c": campaign_id, "s": session_id, "ep": EPISODE_TYPE},
     )
-    return {"facts_restored": restored, "facts_deleted": facts, "entities_deleted": entities}
+    spellings = yield execute(
+        "DELETE FROM spelling_suggestions WHERE campaign_id = %s AND session_id = %s",
+        (campaign_id, session_id),
+    )
+    return {"facts_restored": restored, "facts_deleted": facts, "entities_deleted": entities,
+            "spellings_cleared": spellings}
+
+
+def suggest_spellings_op(
+    campaign_id: str, session_id: str, spellings: Mapping[str, Sequence[str]]
+) -> Op:
+    """Offer the DM the session's new spellings of known entities (entity id -> spellings)
+    as aliases; a spelling the entity already has, or the DM dismissed, is not offered.
+    Returns how many were offered."""
+    pairs = [(entity_id, spelling.strip()) for entity_id, found in sorted(spellings.items())
+             for spelling in found if 0 < len(spelling.strip()) <= MAX_NAME_CHARS]
+    if not pairs:
+        return 0
+    offered = yield execute(
+        f"""INSERT INTO spelling_suggestions (campaign_id, entity_id, spelling, session_id)
+           SELECT s.campaign_id, s.entity_id, s.spelling, %(s)s
+           FROM (SELECT %(c)s::text AS campaign_id, x.entity_id, x.spelling
+                 FROM unnest(%(ids)s::text[], %(spellings)s::text[]) AS x(entity_id, spelling)) s
+           JOIN entities e ON e.campaign_id = s.campaign_id AND e.id = s.entity_id
+           WHERE {OFFERED}
+           ON CONFLICT DO NOTHING""",
+        {"c": campaign_id, "s": session_id, "ids": [p[0] for p in pairs],
+         "spellings": [p[1] for p in pairs]},
+    )
+    return offered
 
 
 def invalidate_fact_op(fact_id: int, by: int | None, at: datetime | None) -> Op:
