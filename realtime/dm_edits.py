@@ -1,5 +1,5 @@
 """The DM's edits to the knowledge graph: entities, NPC profiles, facts (add, confirm, reject,
-retcon, visibility) and the review queue.
+retcon, visibility), the review queue and the spellings the pipeline offers as aliases.
 
 Each edit drops this process's caches of the campaign at once: the change notification would,
 a moment later, but the DM's next turn must not wait for it.
@@ -21,6 +21,11 @@ from glyphoxa_pipelines.memory import (
     Relationship,
 )
 from glyphoxa_pipelines.memory.graph_facts import record_replacement_op, upsert_relationship_op
+from glyphoxa_pipelines.memory.spelling_suggestions import (
+    accept_spelling_op,
+    dismiss_spelling_op,
+    open_spellings_op,
+)
 from realtime.graph_cache import GraphCache
 from realtime.guarded_db import GuardedDatabase
 from realtime.name_cache import NameCache
@@ -150,3 +155,16 @@ class DmEdits:
     async def review_queue(self, campaign_id: str) -> list[dict[str, Any]]:
         facts = await self._db.run(KnowledgeGraph.review_queue.op(self._graph, campaign_id))
         return [fact_result(f, None) for f in facts]
+
+    async def open_spellings(self, campaign_id: str) -> list[dict[str, Any]]:
+        return await self._db.run(open_spellings_op(campaign_id))
+
+    async def accept_spelling(self, campaign_id: str, entity_id: str, spelling: str) -> Entity:
+        """An offered spelling becomes an alias: the correction index is rebuilt with it."""
+        return await self.edit(
+            campaign_id, accept_spelling_op(self._graph, campaign_id, entity_id, spelling),
+            names=True,
+        )
+
+    async def dismiss_spelling(self, campaign_id: str, entity_id: str, spelling: str) -> str:
+        return await self.edit(campaign_id, dismiss_spelling_op(campaign_id, entity_id, spelling))

@@ -145,6 +145,12 @@ class RetconIn(_Body):
     replacement: FactIn | None = None
 
 
+class SpellingIn(_Body):
+    """A spelling the pipeline offered for an entity, as the DM answers it."""
+
+    spelling: RequiredName
+
+
 class RevealIn(_Body):
     """Reveal a fact: to these NPCs, or (`to` null) to all."""
 

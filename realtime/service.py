@@ -389,6 +389,15 @@ class MemoryService:
     async def review_queue(self, campaign_id: str) -> list[dict[str, Any]]:
         return await self.dm.review_queue(campaign_id)
 
+    async def open_spellings(self, campaign_id: str) -> list[dict[str, Any]]:
+        return await self.dm.open_spellings(campaign_id)
+
+    async def accept_spelling(self, campaign_id: str, entity_id: str, spelling: str) -> Entity:
+        return self._edited(await self.dm.accept_spelling(campaign_id, entity_id, spelling))
+
+    async def dismiss_spelling(self, campaign_id: str, entity_id: str, spelling: str) -> str:
+        return self._edited(await self.dm.dismiss_spelling(campaign_id, entity_id, spelling))
+
     # -- health ---------------------------------------------------------------------------
     async def health(self) -> dict[str, Any]:
         return await health_report(self.guard, replica=self.replica, prefetch=self.prefetch,

@@ -163,3 +163,44 @@ async def test_graph_filters(client: httpx.AsyncClient, seed: Seed) -> None:
     assert {n["data"]["type"] for n in r.json()["nodes"]} == {"place"}
     assert (await client.get(url, params={"type": [""]})).json() == {"nodes": [], "edges": []}
     assert (await client.get(url, params={"npc": "sunblade"})).status_code == 422
+
+
+async def test_spellings_the_pipeline_heard_are_accepted_or_dismissed_on_the_review_page(
+    client: httpx.AsyncClient, seed: Seed, dm: Any, dash_service: Any
+) -> None:
+    from glyphoxa_pipelines.memory import KnowledgeGraph
+    from glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows import suggest_spellings_op
+
+    offered = await dash_service.run(suggest_spellings_op(
+        seed.campaign_id, seed.ended,
+        {"thaldrin": ["Taldrin", "Thal"], "tankard": ["Gilded Tankerd"], "nobody": ["Nobody"]}))
+    assert offered == 2  # "Thal" is an alias already; "nobody" is no entity
+    page = (await client.get(f"/dashboard/c/{seed.campaign_id}/review")).text
+    assert "Taldrin" in page and "Gilded Tankerd" in page and "Thaldrin Ashvale" in page
+    queue = (await client.get(f"/v1/campaigns/{seed.campaign_id}/review-queue")).json()
+    assert sorted((s["entity_id"], s["spelling"]) for s in queue["spellings"]) == [
+        ("tankard", "Gilded Tankerd"), ("thaldrin", "Taldrin")]
+
+    r = await dm("/review/spellings/thaldrin/accept", {"spelling": "Taldrin", "row": "1"})
+    assert r.status_code == 200 and "now an alias of Thaldrin Ashvale" in r.text
+    assert 'id="spelling-1"' in r.text
+    ent = await dash_service.run(KnowledgeGraph.get_entity.op(
+        dash_service.graph, seed.campaign_id, "thaldrin"))
+    assert ent.aliases == ["Thal", "Taldrin"]
+    r = await client.post(f"/v1/campaigns/{seed.campaign_id}/entities/tankard/spellings/dismiss",
+                          json={"spelling": "gilded tankerd"})
+    assert r.status_code == 200 and r.json()["spelling"] == "Gilded Tankerd"
+    queue = (await client.get(f"/v1/campaigns/{seed.campaign_id}/review-queue")).json()
+    assert queue["spellings"] == []
+    assert "No new spellings" in (await client.get(f"/dashboard/c/{seed.campaign_id}/review")).text
+    # The same session reprocessed offers neither again: one is an alias, one dismissed.
+    assert await dash_service.run(suggest_spellings_op(
+        seed.campaign_id, seed.ended, {"thaldrin": ["Taldrin"], "tankard": ["Gilded Tankerd"]})
+    ) == 0
+    # Nothing waits under that name now: a clear 404, and a blank spelling is refused.
+    again = await dm("/review/spellings/thaldrin/accept", {"spelling": "Taldrin", "row": "1"})
+    assert again.status_code == 404 and "Taldrin" in again.json()["detail"]
+    blank = await dm("/review/spellings/thaldrin/dismiss", {"spelling": " ", "row": "1"})
+    assert blank.status_code == 422
+    bad = await dm("/review/spellings/thaldrin/keep", {"spelling": "Taldrin", "row": "1"})
+    assert bad.status_code == 422

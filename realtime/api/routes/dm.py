@@ -1,5 +1,6 @@
 """DM edits: entities, NPC profiles, facts (confirm / reject / retcon / visibility), review
-queue. Each is effective in the next hot context: contexts are assembled from the tables."""
+queue (pending facts, and new spellings of known entities offered as aliases). Each is effective
+in the next hot context: contexts are assembled from the tables."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from realtime.schemas import (
     NpcProfileIn,
     RetconIn,
     RevealIn,
+    SpellingIn,
     VisibilityIn,
 )
 from realtime.service import MemoryService
@@ -133,4 +135,22 @@ async def reveal(
 
 @router.get("/review-queue")
 async def review_queue(campaign_id: str, svc: MemoryService = Depends(service)) -> dict[str, Any]:
-    return {"campaign_id": campaign_id, "facts": await svc.review_queue(campaign_id)}
+    return {"campaign_id": campaign_id, "facts": await svc.review_queue(campaign_id),
+            "spellings": await svc.open_spellings(campaign_id)}
+
+
+@router.post("/entities/{entity_id}/spellings/accept")
+async def accept_spelling(
+    campaign_id: str, entity_id: str, body: SpellingIn, svc: MemoryService = Depends(service)
+) -> dict[str, Any]:
+    """The offered spelling becomes one of the entity's aliases (a target of the corrector)."""
+    return asdict(await svc.accept_spelling(campaign_id, entity_id, body.spelling))
+
+
+@router.post("/entities/{entity_id}/spellings/dismiss")
+async def dismiss_spelling(
+    campaign_id: str, entity_id: str, body: SpellingIn, svc: MemoryService = Depends(service)
+) -> dict[str, Any]:
+    """The spelling is never offered for this entity again."""
+    heard = await svc.dismiss_spelling(campaign_id, entity_id, body.spelling)
+    return {"entity_id": entity_id, "spelling": heard, "dismissed": True}

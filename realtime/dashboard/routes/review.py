@@ -1,4 +1,5 @@
-"""The review queue: each pending fact confirmed, rejected or corrected in one click.
+"""The review queue: each pending fact confirmed, rejected or corrected in one click, and each
+new spelling of a known entity the pipeline heard accepted as an alias or dismissed for good.
 
 The buttons call the JSON API's own DM routes (`realtime.api.routes.dm`), so a confirmation
 here is the API's confirmation: canon, DM-confirmed, caches dropped, in the next hot context.
@@ -7,6 +8,8 @@ corrected one is the DM's.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse
@@ -17,7 +20,7 @@ from realtime.api.routes import dm
 from realtime.dashboard.forms import body
 from realtime.dashboard.routes.campaigns import campaign_or_404
 from realtime.dashboard.templates import page
-from realtime.schemas import FactIn, RetconIn
+from realtime.schemas import FactIn, RetconIn, SpellingIn
 from realtime.service import MemoryService
 
 router = APIRouter()
@@ -29,7 +32,30 @@ async def review_page(
 ) -> HTMLResponse:
     camp = await campaign_or_404(svc, campaign_id)
     queue = await dm.review_queue(campaign_id, svc)
-    return page(request, "review.html", campaign=camp, facts=queue["facts"])
+    return page(request, "review.html", campaign=camp, facts=queue["facts"],
+                spellings=queue["spellings"])
+
+
+@router.post("/c/{campaign_id}/review/spellings/{entity_id}/{answer}",
+             response_class=HTMLResponse)
+async def spelling(
+    request: Request,
+    campaign_id: str,
+    entity_id: str,
+    answer: Literal["accept", "dismiss"],
+    spelling: str = Form(...),
+    row: int = Form(0, ge=0),
+    svc: MemoryService = Depends(service),
+) -> HTMLResponse:
+    """The API's own answer routes: an accepted spelling is the entity's alias at once."""
+    said = body(SpellingIn, spelling=spelling)
+    if answer == "accept":
+        out = await dm.accept_spelling(campaign_id, entity_id, said, svc)
+        outcome = f"{said.spelling.strip()} is now an alias of {out['name']}"
+    else:
+        out = await dm.dismiss_spelling(campaign_id, entity_id, said, svc)
+        outcome = f"{out['spelling']} dismissed"
+    return page(request, "spelling_done.html", row=row, outcome=outcome, answer=answer)
 
 
 @router.post("/c/{campaign_id}/review/{fact_id}/confirm", response_class=HTMLResponse)
