@@ -358,3 +358,34 @@ def test_every_message_fits_discord(tree: GlyphoxaTree) -> None:
     ])
     payload = [c.to_dict(tree) for c in tree.get_commands()]
     assert json.dumps(payload)  # every command serialises for Discord's sync
+
+
+async def test_review_carries_heard_spellings_after_the_facts(
+    tree: GlyphoxaTree, db: Any, campaign_id: str
+) -> None:
+    from glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows import suggest_spellings_op
+    from glyphoxa_pipelines.memory.session_log import SessionStore
+
+    fact = _fact(db, campaign_id, status="pending", confidence=0.5, provenance="extracted")
+    session = SessionStore(db).start_session(campaign_id, f"{campaign_id}-heard").id
+    assert db.run(suggest_spellings_op(campaign_id, session,
+                                       {"grimjaw": ["Grimjew"], "ironhold": ["Ironhald"]})) == 2
+    out = await call(tree, "review")
+    assert "Review 1/3" in out.last.text and "Grimjaw distrusts Vexmira" in out.last.text
+    view = out.last.view
+    click = FakeInteraction(GUILD, DM)
+    await view.skip.callback(click)
+    assert "Review 2/3" in click.last.text and "Grimjew" in click.last.text
+    assert "heard for **Grimjaw**" in click.last.text
+    click = FakeInteraction(GUILD, DM)
+    await view.confirm.callback(click)
+    assert "Review 3/3" in click.last.text and "Ironhald" in click.last.text
+    graph = KnowledgeGraph(db)
+    assert graph.get_entity(campaign_id, "grimjaw").aliases == ["Grimjew"]
+    click = FakeInteraction(GUILD, DM)
+    await view.reject.callback(click)
+    assert "Done: 1 confirmed, 1 rejected" in click.last.text
+    assert graph.get_entity(campaign_id, "ironhold").aliases == []
+    assert graph.get_relationship(campaign_id, fact.id).status == "pending"  # skipped
+    again = await call(tree, "review")
+    assert "Review 1/1" in again.last.text  # the skipped fact; both spellings are answered

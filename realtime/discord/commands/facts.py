@@ -1,4 +1,5 @@
-"""/fact secret | reveal | retcon and /review (the low-confidence queue, with buttons).
+"""/fact secret | reveal | retcon and /review (the low-confidence queue and the heard spellings,
+with buttons).
 
 Facts are picked by autocomplete over `memory.search_facts` (the DM's view: every fact); the
 choice's value is the fact's id. Answers that could spoil a secret are ephemeral.
@@ -114,47 +115,64 @@ def fact_group(ctx: BotContext) -> app_commands.Group:
 
 
 class ReviewView(discord.ui.View):
-    """One pending fact at a time: confirm makes it canon, reject drops it, skip moves on."""
+    """One item at a time, pending facts first, then the spellings the pipeline heard for known
+    entities: confirm makes a fact canon or a spelling an alias, reject drops the fact or
+    dismisses the spelling for good, skip moves on."""
 
     def __init__(self, ctx: BotContext, campaign: str, facts: list[dict[str, Any]],
-                 *, timeout_s: float = 900.0) -> None:
+                 spellings: list[dict[str, Any]] | None = None, *,
+                 timeout_s: float = 900.0) -> None:
         super().__init__(timeout=timeout_s)
         self.ctx = ctx
         self.campaign = campaign
-        self.facts = facts
+        self.items: list[tuple[str, dict[str, Any]]] = [
+            *(("fact", f) for f in facts), *(("spelling", s) for s in spellings or ())]
         self.index = 0
-        self.decided: dict[int, str] = {}
+        self.decided: list[bool] = []  # confirmed (True) or rejected, in order
 
     @property
-    def current(self) -> dict[str, Any] | None:
-        return self.facts[self.index] if self.index < len(self.facts) else None
+    def current(self) -> tuple[str, dict[str, Any]] | None:
+        return self.items[self.index] if self.index < len(self.items) else None
 
     def embed(self) -> discord.Embed:
-        fact = self.current
-        if fact is None:
-            confirmed = sum(s == "canon" for s in self.decided.values())
+        if self.current is None:
+            confirmed = sum(self.decided)
             return card("Review queue", f"Done: {confirmed} confirmed, "
                         f"{len(self.decided) - confirmed} rejected.")
-        src = fact["source"]
-        lines = [f"**{fact['text']}**", f"confidence {fact['confidence']:.2f}"]
+        kind, item = self.current
+        title = f"Review {self.index + 1}/{len(self.items)}"
+        if kind == "spelling":
+            sessions = ", ".join(item["sessions"])
+            return card(title, f"**{item['spelling']}** heard for **{item['entity_name']}** "
+                        f"({item['entity_type']}) in {sessions}.\nConfirm adds it as an alias: "
+                        "the transcript corrector knows it as this name from now on. Reject: "
+                        "never offered again.", footer=f"spelling · entity {item['entity_id']}")
+        src = item["source"]
+        lines = [f"**{item['text']}**", f"confidence {item['confidence']:.2f}"]
         if src.get("evidence"):
             lines.append(f"> {clip(src['evidence'], 600)}")
-        return card(f"Review {self.index + 1}/{len(self.facts)}", "\n".join(lines),
-                    footer=f"fact #{fact['id']}"
+        return card(title, "\n".join(lines),
+                    footer=f"fact #{item['id']}"
                     + (f" · session {src['session_id']}" if src.get("session_id") else ""))
 
-    async def _decide(self, interaction: discord.Interaction, status: str | None) -> None:
+    async def _answer(self, kind: str, item: dict[str, Any], yes: bool) -> None:
+        svc = self.ctx.service
+        if kind == "spelling":
+            answer = svc.accept_spelling if yes else svc.dismiss_spelling
+            await answer(self.campaign, item["entity_id"], item["spelling"])
+        else:
+            status = "canon" if yes else "rejected"
+            await svc.set_fact_status(self.campaign, item["id"], status, yes)
+
+    async def _decide(self, interaction: discord.Interaction, yes: bool | None) -> None:
         async with self.ctx.answering(interaction):
             if self.ctx.campaign(interaction, edit=True) != self.campaign:
                 raise BotError("This review belongs to another campaign.")
-            fact = self.current
-            if fact is None:
+            if self.current is None:
                 raise BotError("Nothing left to review.")
-            if status is not None:
-                await self.ctx.service.set_fact_status(
-                    self.campaign, fact["id"], status, status == "canon"
-                )
-                self.decided[fact["id"]] = status
+            if yes is not None:
+                await self._answer(*self.current, yes)
+                self.decided.append(yes)
             self.index += 1
             if self.current is None:
                 self.stop()
@@ -164,11 +182,11 @@ class ReviewView(discord.ui.View):
 
     @discord.ui.button(label="Confirm", style=discord.ButtonStyle.success)
     async def confirm(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
-        await self._decide(interaction, "canon")
+        await self._decide(interaction, True)
 
     @discord.ui.button(label="Reject", style=discord.ButtonStyle.danger)
     async def reject(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
-        await self._decide(interaction, "rejected")
+        await self._decide(interaction, False)
 
     @discord.ui.button(label="Skip", style=discord.ButtonStyle.secondary)
     async def skip(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
@@ -176,16 +194,18 @@ class ReviewView(discord.ui.View):
 
 
 def review_command(ctx: BotContext) -> app_commands.Command:  # type: ignore[type-arg]
-    @app_commands.command(name="review", description="Review low-confidence facts (DM).")
+    @app_commands.command(name="review",
+                          description="Review low-confidence facts and heard spellings (DM).")
     @app_commands.guild_only()
     async def review(interaction: discord.Interaction) -> None:
         async with ctx.answering(interaction):
             campaign = ctx.campaign(interaction, edit=True)
             queue = await ctx.service.review_queue(campaign)
-            if not queue:
+            spellings = await ctx.service.open_spellings(campaign)
+            if not queue and not spellings:
                 await send(interaction, "The review queue is empty.", ephemeral=True)
                 return
-            view = ReviewView(ctx, campaign, queue)
+            view = ReviewView(ctx, campaign, queue, spellings)
             await send(interaction, embed=view.embed(), view=view, ephemeral=True)
 
     return review
