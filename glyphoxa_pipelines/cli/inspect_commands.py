@@ -146,6 +146,19 @@ def review(campaign: str = CampaignOpt, limit: int = typer.Option(100, min=1, ma
         _fact(f)
 
 
+@inspect_app.command("spellings")
+def spellings(campaign: str = CampaignOpt,
+              limit: int = typer.Option(100, min=1, max=10_000)) -> None:
+    """Spellings of known entities the pipeline heard, waiting for the DM to accept them as
+    aliases or dismiss them: entity id, entity name, spelling, sessions (comma-separated)."""
+    from glyphoxa_pipelines.memory.spelling_suggestions import open_spellings_op
+
+    with user_errors():
+        rows = _read(open_spellings_op(campaign, limit=limit))
+    for r in rows:
+        _row(r["entity_id"], r["entity_name"], r["spelling"], ",".join(r["sessions"]))
+
+
 @inspect_app.command("walk")
 def walk(
     entity: str = typer.Argument(..., help="Entity id to start from."),

@@ -22,6 +22,7 @@ from glyphoxa_pipelines.memory import (
     Relationship,
     SemanticIndex,
 )
+from glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows import suggest_spellings_op
 
 runner = CliRunner()
 
@@ -53,6 +54,7 @@ def _seed(db: Database, cid: str, tmp_path: Path, *, embed: bool) -> str:
         return n
 
     assert db.run(correct()) == 1
+    assert db.run(suggest_spellings_op(cid, sid, {"vorn": ["Vornn"], "keep": ["Keep"]})) == 1
     if embed:
         from glyphoxa_pipelines.providers.embeddings import SentenceTransformerEmbedder
 
@@ -96,12 +98,14 @@ def test_embedding_coverage_and_nearest(campaign: tuple[str, str]) -> None:
 
 
 def test_relationships_review_and_walk(campaign: tuple[str, str]) -> None:
-    cid, _ = campaign
+    cid, sid = campaign
     rels = _rows("relationships", "vorn", "-c", cid)
     assert {(r[1], r[2], r[3], r[6]) for r in rels} == {
         ("Vorn", "lives_in", "Keep", "public"), ("Vorn", "plots_against", "Hask", "hidden")
     }
     (pending,) = _rows("review", "-c", cid)
+    # one heard spelling, this campaign's only ("Keep" is the entity's own name)
+    assert _rows("spellings", "-c", cid) == [["vorn", "Vorn", "Vornn", sid]]
     assert pending[1:4] == ["Hask", "member_of", "Guild"] and pending[5] == "pending"
     walked = _rows("walk", "vorn", "-c", cid, "--depth", "2")
     reached = {r[1] for r in walked if r[0] == "entity"}
