@@ -17,6 +17,8 @@ from glyphoxa_pipelines.campaign.archive.dump import CampaignDump
 from glyphoxa_pipelines.campaign.archive.tables import NOT_ARCHIVED, TABLE_NAMES
 from glyphoxa_pipelines.cli import app
 from glyphoxa_pipelines.db import Database
+from glyphoxa_pipelines.memory.pipeline_rows.knowledge_rows import suggest_spellings_op
+from glyphoxa_pipelines.memory.spelling_suggestions import dismiss_spelling_op
 
 runner = CliRunner()
 DEMO = "shattered-crown"
@@ -79,8 +81,13 @@ def _without_timings(value: Any) -> Any:
 async def test_demo_campaign_round_trips(db: Database, database_url: str, tmp_path: Path) -> None:
     _run("demo")
     dump = CampaignDump(db)
+    sessions = [s["id"] for s in dump.rows(DEMO)[0]["sessions"]]
+    # The DM's answers to heard spellings travel too: one waiting, one dismissed.
+    assert db.run(suggest_spellings_op(DEMO, sessions[0],
+                                       {"grimjaw": ["Grimjow", "Grimjew"]})) == 2
+    db.run(dismiss_spelling_op(DEMO, "grimjaw", "Grimjew"))
     before_rows, models, _ = dump.rows(DEMO)
-    sessions = [s["id"] for s in before_rows["sessions"]]
+    assert before_rows["spelling_suggestions"] and before_rows["spelling_dismissals"]
     assert before_rows["chunk_embeddings"] and before_rows["entry_embeddings"]
     assert before_rows["recaps"] and before_rows["session_summaries"]
     before = await _answers(database_url, sessions)

@@ -33,6 +33,8 @@ CAMPAIGN_TABLES: tuple[TableSpec, ...] = (
     TableSpec("recaps", "session_id"),
     TableSpec("campaign_summaries", "campaign_id"),
     TableSpec("import_batches", "id"),
+    TableSpec("spelling_suggestions", "entity_id, spelling, session_id"),
+    TableSpec("spelling_dismissals", "entity_id, spelling_key"),
 )
 TABLE_NAMES = frozenset(t.name for t in CAMPAIGN_TABLES)
 # Campaign-scoped tables an archive leaves out on purpose: what lives one turn and is rebuilt
