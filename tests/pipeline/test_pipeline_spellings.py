@@ -60,6 +60,14 @@ def _graph(db: Any, campaign_id: str) -> Entity:
     return kg.add_entity(Entity(campaign_id, "", "location", "Stilben"))
 
 
+def _first_session_offered(db: Any, campaign_id: str, services: Any, tmp_path: Path) -> Entity:
+    """The DM's Stilben, and a first session that heard it as "Stillben"."""
+    place = _graph(db, campaign_id)
+    run_session_chain(services, _session(db, campaign_id, tmp_path, "s1"),
+                      assets=["extracted_knowledge"])
+    return place
+
+
 def test_a_new_spelling_is_reported_and_the_dm_entity_left_alone(
     db: Any, campaign_id: str, pipeline_services: Any, tmp_path: Path
 ) -> None:
@@ -83,9 +91,7 @@ def test_a_new_spelling_is_reported_and_the_dm_entity_left_alone(
 def test_the_dm_accepts_a_spelling_as_an_alias_or_dismisses_it_for_good(
     db: Any, campaign_id: str, pipeline_services: Any, tmp_path: Path
 ) -> None:
-    place = _graph(db, campaign_id)
-    first = _session(db, campaign_id, tmp_path, "s1")
-    run_session_chain(pipeline_services, first, assets=["extracted_knowledge"])
+    place = _first_session_offered(db, campaign_id, pipeline_services, tmp_path)
     with pytest.raises(NotFoundError, match="Stilbenn"):  # only what was offered
         db.run(dismiss_spelling_op(campaign_id, place.id, "Stilbenn"))
     assert db.run(dismiss_spelling_op(campaign_id, place.id, " stillben ")) == "Stillben"
@@ -107,9 +113,7 @@ def test_the_dm_accepts_a_spelling_as_an_alias_or_dismisses_it_for_good(
 def test_an_accepted_spelling_becomes_an_alias_the_next_session_is_not_offered(
     db: Any, campaign_id: str, pipeline_services: Any, tmp_path: Path
 ) -> None:
-    place = _graph(db, campaign_id)
-    first = _session(db, campaign_id, tmp_path, "s1")
-    run_session_chain(pipeline_services, first, assets=["extracted_knowledge"])
+    place = _first_session_offered(db, campaign_id, pipeline_services, tmp_path)
     kept = db.run(accept_spelling_op(KnowledgeGraph(db), campaign_id, place.id, "STILLBEN"))
     assert (kept.name, kept.aliases) == ("Stilben", ["Stillben"])  # as it was heard
     assert db.run(open_spellings_op(campaign_id)) == []
