@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from glyphoxa_pipelines.correction.apostrophe_words import ordinary_bar
 from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.doubted_words import very_doubted
 from glyphoxa_pipelines.correction.garbled_lines import heard_clearly
@@ -84,7 +83,6 @@ def correct(
         extra = heard_clearly(text, extra, word_confidences)
         extra = doubted_or_close(text, extra, word_confidences, cfg)
         extra = heard_in_full(extra, cfg)
-        extra = ordinary_bar(extra, cfg)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])
