@@ -56,6 +56,11 @@ def long_code_shared(c: Correction, length: int) -> bool:
     )
 
 
+def fused(c: Correction) -> bool:
+    """The fix wrote more heard words as fewer name words ("stay true" as Stathru)."""
+    return len(c.original.split()) > len(c.replacement.split())
+
+
 def anchored(c: Correction) -> bool:
     """One of the words heard is one of the name's own words, heard exactly ("Thessa born"
     for Thessa Morn): the name is said, not guessed from a near sound."""
@@ -97,3 +102,47 @@ def in_play_only(
         )
     }
     return [c for c in corrections if id(c) not in dropped] if dropped else corrections
+
+
+def sounded_in_play_only(
+    text: str,
+    corrections: list[Correction],
+    settled: list[tuple[int, int]],
+    index: NameIndex,
+    scene: Iterable[str] | None,
+    word_confidences: Sequence[float] | None,
+    cfg: CorrectionConfig,
+) -> tuple[list[Correction], list[tuple[int, int]]]:
+    """Stage 1's `corrections` and `settled` spans without its sound-alike fixes to names out
+    of play on too little evidence (tenth pass), when the scene is known.
+
+    Stage 1 writes a name on its Double Metaphone code and spelling alone, which is the best it
+    can do with no scene (the synthetic bench, a campaign's first line). With the scene known
+    and the name outside it, the same chance as in the context stage returns, the more so the
+    more names a campaign holds (3,000 to 20,000 on tune): "Dush" became Dysh (TX), "Shami"
+    Shaim (XM), "halan's" Hallyian's (HLN), "dooger" Dojer (TJR); "stay true" (both words
+    sure) Stathru, "cast hail" Caisttail, "pod est" Poudest. So such a fix stands only as the
+    context stage's would: a lone word on a shared code of `unplayed_code_length` sounds
+    ("Talison" for Taliesin, TLSN, stays), several words fused into a name only when anchored
+    or doubted throughout. Spelling-only (fuzzy), respelled and word-by-word fixes stay.
+    """
+    guesses = [c for c in corrections if c.method == "phonetic"]
+    if not scene or not guesses:  # most lines: nothing guessed, the scene is not looked at
+        return corrections, settled
+    entities, _ = scene_of(index, scene)
+    withdrawn = {
+        (c.start, c.end)
+        for c in guesses
+        if c.entity not in entities
+        and (
+            not long_code_shared(c, cfg.unplayed_code_length)
+            if lone_word(c)
+            else fused(c) and not (anchored(c) or doubted_through(text, c, word_confidences, cfg))
+        )
+    }
+    if not withdrawn:
+        return corrections, settled
+    return (
+        [c for c in corrections if (c.start, c.end) not in withdrawn],
+        [span for span in settled if span not in withdrawn],
+    )
