@@ -24,26 +24,30 @@ context stage had made it; the bar is now the right one to begin with.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from glyphoxa_pipelines.correction.models import CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import english_stems
 from glyphoxa_pipelines.correction.phonetic import Scan
 
 _KEPT = 65_536  # words: a campaign's rare words are a few thousand
 _UNDER = 0.999  # a stem's Zipf is kept just under the function words'
+# per (common_zipf, english_zipf): a rare word's normalized spelling → the ordinary word it is
+# read as, with its Zipf, or None when it is read as written (most rare words: names, made-up
+# words); a plain dict, since a line's context stage asks for each rare word of it
+_LIFTS: dict[tuple[float, float], dict[str, tuple[str, float] | None]] = {}
 
 
-@lru_cache(maxsize=_KEPT)
-def _english_reading(norm: str, common_zipf: float, english_zipf: float) -> tuple[str, float]:
-    """The English word `norm` is read as, and its Zipf: itself when it is ordinary ("walks",
-    written "walk's"); its most frequent stem when it is itself a listed English word form
-    ("relax" for "relaxes", 2.92); else itself. A spelling English text never shows ("clared",
-    0.0; "clairs", 1.17) is no inflection, whatever its stem: Whisper's spelling of a name."""
+def _lift(norm: str, common_zipf: float, english_zipf: float) -> tuple[str, float] | None:
+    """The ordinary English word `norm` is read as, and its Zipf: itself when it is ordinary
+    ("walks", written "walk's"); its most frequent stem when it is itself a listed English word
+    form ("relax" for "relaxes", 2.92) and that stem is ordinary; else None. A spelling English
+    text never shows ("clared", 0.0; "clairs", 1.17) is no inflection, whatever its stem:
+    Whisper's spelling of a name."""
     stems = english_stems(norm)  # itself first
-    if stems[0][1] >= common_zipf or stems[0][1] < english_zipf:
-        return stems[0]
-    return max(stems, key=lambda stem: stem[1])
+    own = stems[0][1]
+    if own < english_zipf:
+        return None
+    best = stems[0] if own >= common_zipf else max(stems, key=lambda stem: stem[1])
+    return best if best[1] >= common_zipf else None
 
 
 def english_readings(scan: Scan, names: dict[str, object], cfg: CorrectionConfig) -> list[float]:
@@ -55,16 +59,23 @@ def english_readings(scan: Scan, names: dict[str, object], cfg: CorrectionConfig
     edge, and "Back's" is no "the"."""
     common_zipf, english_zipf = cfg.common_zipf, cfg.english_zipf
     zipfs = scan.zipfs
+    rare = [k for k, zipf in enumerate(zipfs) if zipf < common_zipf]
+    if not rare:
+        return zipfs
+    lifts = _LIFTS.setdefault((common_zipf, english_zipf), {})
+    norms = scan.norms
     out: list[float] | None = None
-    for k, zipf in enumerate(zipfs):
-        if zipf >= common_zipf:
+    for k in rare:
+        norm = norms[k]
+        if norm in lifts:
+            lift = lifts[norm]
+        else:
+            if len(lifts) >= _KEPT:
+                lifts.clear()
+            lift = lifts[norm] = _lift(norm, common_zipf, english_zipf)
+        if lift is None or norm in names or lift[0] in names:
             continue
-        norm = scan.norms[k]
-        stem, stem_zipf = _english_reading(norm, common_zipf, english_zipf)
-        if stem_zipf < common_zipf or norm in names or stem in names:
-            continue
-        stem_zipf = min(stem_zipf, _UNDER * cfg.function_zipf)
         if out is None:
             out = list(zipfs)
-        out[k] = stem_zipf
+        out[k] = min(lift[1], _UNDER * cfg.function_zipf)
     return zipfs if out is None else out
