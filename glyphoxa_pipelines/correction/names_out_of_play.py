@@ -1,4 +1,5 @@
-"""A name out of play comes from the context stage only as several words Whisper doubted.
+"""A name out of play comes from a guess only on evidence that chance rarely gives: several
+words Whisper doubted, a word of the name heard exactly, or a long shared code.
 
 The context stage accepts a window on one of two signals: the scene, or Whisper's doubt. On
 doubt alone, a window that sounds roughly like one of a campaign's thousands of names is
@@ -26,8 +27,12 @@ with no scene, 3,000 and 10,000 names; tenth pass, the eighth let doubt alone fi
 a scene known, a lone word out of it is dropped whatever its code: the table is talking about
 other names.
 
-What stays: context fixes to scene names; stage 1's fixes (they stand on the sound alone);
-without a scene, the multi-word fixes the rule above keeps; a multi-word fix when the
+Stage 1's sound-alike fixes meet the same chance once a scene is known
+(`sounded_in_play_only`, tenth pass).
+
+What stays: fixes to scene names; stage 1's fixes with no scene (they stand on the sound
+alone) and its fixes that are no sound-alike guess (respelled, word by word, spelling only);
+without a scene, the multi-word context fixes the rule above keeps; a multi-word fix when the
 confidences do not fit the words (no word can be told sure).
 """
 
