@@ -30,6 +30,7 @@ from functools import lru_cache
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from glyphoxa_pipelines.correction.confusions import fold, fold_letters
+from glyphoxa_pipelines.correction.english_readings import english_readings
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
@@ -279,7 +280,9 @@ def context_corrections(
     unsure_of = _unsure_tokens(text, scan, word_confidences, unsure_at)
     if not scene_canon and not any(unsure_of):
         return []
-    norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
+    norms, joinable = scan.norms, scan.joinable
+    # "Walk's", "relaxes": read as the ordinary words they inflect, not as made-up ones
+    zipfs = english_readings(scan, index.by_joined, cfg)
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
     by_code = index.by_code

@@ -102,7 +102,9 @@ class CorrectionConfig:
       word that is no ordinary English to a one-word scene name whose code it has, the name's
       last sound aside ("Kila" for Keyleth); `titled_threshold` replaces `edge_threshold` for
       an ordinary word Whisper capitalized mid-sentence, as it writes names ("Okay, Tricked is
-      very happy" for Trinket).
+      very happy" for Trinket); `unplayed_code_length` the Double Metaphone code a lone
+      doubted word must share with a name for the context stage to write it with no scene
+      known ("Tabirias" for Tiberius, TPRS; not "mem" for Maem, MM: `names_out_of_play`).
     """
 
     phonetic_threshold: float = 0.70
@@ -113,6 +115,7 @@ class CorrectionConfig:
     split_threshold: float = 0.90
     split_phonetic_threshold: float = 0.80
     split_code_length: int = 4
+    unplayed_code_length: int = 4
     split_pair_zipf: float = 4.0
     fuzzy_min_length: int = 6
     english_zipf: float = 1.5

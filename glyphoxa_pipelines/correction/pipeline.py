@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from glyphoxa_pipelines.correction.apostrophe_words import ordinary_bar
 from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.doubted_words import very_doubted
 from glyphoxa_pipelines.correction.garbled_lines import heard_clearly
@@ -16,7 +15,7 @@ from glyphoxa_pipelines.correction.heard_length import heard_in_full
 from glyphoxa_pipelines.correction.llm_corrector import LLMCorrector, llm_corrections
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig, CorrectionResult
 from glyphoxa_pipelines.correction.name_index import EntitySpec, NameIndex, build_index
-from glyphoxa_pipelines.correction.names_out_of_play import in_play_only
+from glyphoxa_pipelines.correction.names_out_of_play import in_play_only, sounded_in_play_only
 from glyphoxa_pipelines.correction.phonetic import find_corrections, scan_of
 from glyphoxa_pipelines.correction.possessive import mask_possessives, with_possessives
 from glyphoxa_pipelines.correction.scene_rivals import yield_to_scene
@@ -79,12 +78,14 @@ def correct(
         done = [*settled, *((c.start, c.end) for c in extra)]
         extra += very_doubted(text, index, scan, word_confidences, scene, done, cfg)
         stage1, settled = yield_to_scene(stage1, settled, index, scene)
+        stage1, settled = sounded_in_play_only(
+            text, stage1, settled, index, scene, word_confidences, cfg
+        )
         extra, _ = yield_to_scene(extra, [], index, scene)
         extra = in_play_only(text, extra, index, scene, word_confidences, cfg)
         extra = heard_clearly(text, extra, word_confidences)
         extra = doubted_or_close(text, extra, word_confidences, cfg)
         extra = heard_in_full(extra, cfg)
-        extra = ordinary_bar(extra, cfg)
         if extra:
             stage1 = sorted([*stage1, *extra], key=lambda c: c.start)
             settled = sorted([*settled, *((c.start, c.end) for c in extra)])

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from glyphoxa_pipelines.correction import NameIndex, correct
-from glyphoxa_pipelines.correction.scene_rivals import scene_of
+from glyphoxa_pipelines.correction.phonetic import find_corrections
+from glyphoxa_pipelines.correction.scene_rivals import scene_of, yield_to_scene
 
 INDEX = NameIndex(["Tiberius", "Brais", "Grog", "Keyleth"])
 LINE = "Hi, Burias, can you dispel that shit?"
@@ -17,10 +18,12 @@ def test_a_name_out_of_play_yields_to_a_scene_name_of_the_same_sound() -> None:
 
 
 def test_with_no_rival_in_the_scene_the_fix_stays() -> None:
-    # near miss: the scene's names hold no such sound, so the word still becomes Brais
-    assert correct(LINE, INDEX, CONF, scene=("Grog", "Keyleth")).text == (
-        "Hi, Brais, can you dispel that shit?"
-    )
+    # near miss: the scene's names hold no such sound, so this guard keeps Brais (the tenth
+    # pass's `names_out_of_play.sounded_in_play_only` then drops it: PRS is a short code)
+    stage1, settled = find_corrections(LINE, INDEX)
+    kept, _ = yield_to_scene(stage1, settled, INDEX, ("Grog", "Keyleth"))
+    assert [c.replacement for c in kept] == ["Brais"]
+    assert correct(LINE, INDEX, CONF, scene=("Grog", "Keyleth")).text == LINE
 
 
 def test_a_fix_to_a_scene_name_stays() -> None:
