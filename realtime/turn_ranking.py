@@ -20,8 +20,10 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 from realtime.hot_context import estimate_tokens
@@ -35,25 +37,29 @@ from realtime.question_time import in_named_period, named_periods
 # dumps); LoCoMo 5-9 and CRD3 episodes 3-4 are the check (DESIGN.md, "Session search, seventh
 # pass"). The weights say nothing data-set specific: top window ranks, the turn's own
 # similarity and rank, rare query words in the turn or beside it, turns by a person the
-# question names, turns spoken in a period the question names, and longer turns hold answers.
+# question names, turns spoken in a period the question names, turns that say something their
+# neighbours do not (`information`), and a named person speaking of themself (`own_telling`:
+# a question about someone's life is answered by what they said about it; eighth pass).
 # `question_names_speaker` is the same for all of a question's turns, so it reorders nothing
 # and a per-question fit gives it no weight; it stays a feature for the per-turn fits.
 TURN_WEIGHTS: Mapping[str, float] = {
-    "window_rank": 24.1390,  # 1 / (11 + rank of the best window holding the turn)
-    "similarity": 1.0335,  # cosine of the turn's embedding and the query's
-    "similarity_gap": 1.0321,  # similarity minus the best candidate's
-    "similarity_rank": 3.1888,  # 1 / (11 + rank by similarity among the candidates)
-    "words": 2.7746,  # rarity-weighted query words in the turn / the best candidate's
-    "words_rank": -7.2679,  # 1 / (11 + rank by words), 0 without any query word
-    "neighbour_words": 1.3936,  # the better adjacent turn's `words`
-    "neighbour_words_rank": -3.0064,  # the better adjacent turn's `words_rank`
-    "neighbour_similarity_rank": 7.0509,  # the better adjacent turn's `similarity_rank`
-    "speaker_named": 2.1009,  # spoken by a person the question names
-    "question_names_speaker": 0.0,  # the question names one of the candidates' speakers
-    "length": 0.3322,  # log(1 + tokens of the turn's text)
-    "named_period": 3.5498,  # spoken in (or within two weeks after) a date the question names
+    "window_rank": 23.5422,  # 1 / (11 + rank of the best window holding the turn)
+    "similarity": 1.0784,  # cosine of the turn's embedding and the query's
+    "similarity_gap": 1.0769,  # similarity minus the best candidate's
+    "similarity_rank": 3.0862,  # 1 / (11 + rank by similarity among the candidates)
+    "words": 2.7719,  # rarity-weighted query words in the turn / the best candidate's
+    "words_rank": -7.2116,  # 1 / (11 + rank by words), 0 without any query word
+    "neighbour_words": 1.3680,  # the better adjacent turn's `words`
+    "neighbour_words_rank": -2.8944,  # the better adjacent turn's `words_rank`
+    "neighbour_similarity_rank": 6.6397,  # the better adjacent turn's `similarity_rank`
+    "speaker_named": 1.5614,  # spoken by a person the question names
+    "question_names_speaker": 0.0000,  # the question names one of the candidates' speakers
+    "length": -0.1701,  # log(1 + tokens of the turn's text)
+    "named_period": 3.4594,  # spoken in (or within two weeks after) a date the question names
+    "information": 0.3954,  # log(1 + rarity of the turn's own words), see `information`
+    "own_telling": 0.5645,  # said in the first person by a person the question names
 }
-TURN_BIAS = -10.7302
+TURN_BIAS = -10.2850
 RANK_K = 11  # the rank features' 1 / (RANK_K + rank)
 # Neighbour lift: each turn's log-odds raised by this much times its better adjacent turn's
 # evidence probability, so the packing keeps a scene together around a likely answer (a
@@ -68,6 +74,8 @@ _STOP = frozenset(
     "over under again once ever any some all".split()
 )
 _TERM = re.compile(r"[a-z0-9']+")
+# A speaker talking about themself: what a question about a person's life is answered by.
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|our|us)\b", re.I)
 
 Links = Mapping[int, tuple[int | None, int | None]]
 
@@ -108,6 +116,27 @@ def word_scores(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, 
     n = max(1, len(found))
     weight = {t: math.log(1.0 + n / c) for t, c in df.items()}
     return {i: sum(weight[t] for t in words) for i, words in found.items()}
+
+
+@lru_cache(maxsize=1 << 14)
+def first_person(text: str) -> bool:
+    """The turn speaks of its speaker ("I", "my", "we"); cached like `terms`."""
+    return _FIRST_PERSON.search(text) is not None
+
+
+def information(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, float]:
+    """How much each turn says beyond the question: log(1 + the summed rarity, log(n / df)
+    among the candidates, of its words that are neither the question's nor a speaker's name).
+    "Thanks, Nate! Appreciate it!" says next to nothing a neighbour does not; "I took that pic
+    on a hike near Fort Wayne" says something. The question's own words are `words`'."""
+    seen = {i: terms(str(r["text"])) for i, r in rows.items()}
+    df = Counter(chain.from_iterable(seen.values()))
+    n = max(1, len(seen))
+    rarity = {t: math.log(n / c) for t, c in df.items()}
+    names = {str(r.get("speaker_name") or "") for r in rows.values()}
+    known = terms(query) | terms(" ".join(sorted(names)))
+    return {i: math.log1p(sum(map(rarity.__getitem__, words - known)))
+            for i, words in seen.items()}
 
 
 def _ranks(ids: list[int], key: Callable[[int], Any]) -> dict[int, float]:
@@ -155,6 +184,7 @@ def feature_values(
     named = named_speakers(rows, query)
     periods = named_periods(query)
     names_speaker = float(bool(named))
+    info = information(rows, query)
     # Each turn's own values once: its neighbours read them again (packing runs this on
     # every search; the per-turn generators and look-ups were most of its time).
     share = {i: words[i] / best_words for i in ids}
@@ -174,6 +204,7 @@ def feature_values(
             near_words = max(share[a], share[b])
             near_word_rank = max(word_rank[a], word_rank[b])
             near_sim_rank = max(sim_rank[a], sim_rank[b])
+        by_named = str(row.get("speaker_name") or "").lower() in named
         out[i] = (
             1.0 / (RANK_K + origin[i]),  # window_rank
             sim[i] if known else 0.0,  # similarity
@@ -184,11 +215,13 @@ def feature_values(
             near_words,  # neighbour_words
             near_word_rank,  # neighbour_words_rank
             near_sim_rank,  # neighbour_similarity_rank
-            float(str(row.get("speaker_name") or "").lower() in named),  # speaker_named
+            float(by_named),  # speaker_named
             names_speaker,  # question_names_speaker
             math.log(estimate_tokens(str(row["text"])) + 1),  # length
             (float(in_named_period(row.get("spoken_at"), periods)) if periods
              else 0.0),  # named_period
+            info[i],  # information
+            float(by_named and first_person(str(row["text"]))),  # own_telling
         )
     return out
 

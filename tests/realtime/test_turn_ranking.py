@@ -135,3 +135,28 @@ def test_each_feature_value_sits_under_its_own_name() -> None:
     assert feats[2]["neighbour_words"] == 1.0 and feats[1]["neighbour_words"] == 0.0
     assert feats[1]["speaker_named"] == 1.0 and feats[2]["speaker_named"] == 0.0
     assert feats[1]["named_period"] == feats[2]["named_period"] == 0.0
+    assert feats[2]["information"] > 0.0 and feats[1]["information"] == pytest.approx(
+        math.log1p(2 * math.log(2)))  # "lie", "mill": the question's words are not its own
+    assert feats[1]["own_telling"] == feats[2]["own_telling"] == 0.0
+
+
+def test_a_turn_that_says_something_outranks_a_pleasantry() -> None:
+    rows = _rows(("Nate", "Thanks, Joanna! Appreciate it, see you!", 0.4),
+                 ("Nate", "I took that pic on a hike near Fort Wayne last summer.", 0.4),
+                 ("Joanna", "Thanks, Nate! Appreciate it!", 0.4))
+    info = tr.information(rows, "Where has Nate been hiking?")
+    # the speakers' names and the question's words are not what a turn says
+    assert 0.0 < info[3] < info[1] < info[2]
+    links = {i: (None, None) for i in rows}
+    scores = tr.turn_scores(rows, dict.fromkeys(rows, 0), links, "Where has Nate been hiking?")
+    assert scores[2] > scores[1]
+
+
+def test_a_named_person_speaking_of_themself_is_own_telling() -> None:
+    rows = _rows(("Mira", "I adopted two turtles last spring.", 0.5),
+                 ("Mira", "Turtles were adopted by the village.", 0.5),
+                 ("Bo", "I adopted two turtles last spring.", 0.5))
+    feats = tr.turn_features(rows, dict.fromkeys(rows, 0), {i: (None, None) for i in rows},
+                             "What pets does Mira have?")
+    assert [feats[i]["own_telling"] for i in (1, 2, 3)] == [1.0, 0.0, 0.0]
+    assert tr.first_person("My lute") and not tr.first_person("Imagine them at sea")
