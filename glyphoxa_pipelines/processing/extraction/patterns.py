@@ -25,6 +25,7 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
     choose_type,
     gather_candidates,
     merge_name_parts,
+    name_by_head_noun,
 )
 from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
 from glyphoxa_pipelines.processing.extraction.coreference import (
@@ -105,6 +106,7 @@ def extract_knowledge(
     candidates = gather_candidates(sentences, spans, excluded)
     add_parse_evidence(candidates, spans, parsed)
     merged_into = merge_name_parts(candidates, resolver)
+    name_by_head_noun(candidates, merged_into, resolver)
     cast = read_cast(entries, excluded)
 
     rule = _KeepRule(min_mentions, excluded, cast)
