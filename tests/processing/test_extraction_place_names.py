@@ -69,3 +69,20 @@ def test_named_is_not_read_when_another_speaker_finishes_the_sentence() -> None:
     lines = [*CALLS, ("LAURA", "I play Vex'ahlia. And I have an amazing--"),
              ("SAM", "-- companion bear named Trinket. He is the best."), *BEAR]
     assert types(lines).get("Trinket") != "creature"
+
+
+def test_a_person_introduced_by_kin_or_standing_once_is_a_person() -> None:
+    lines = [("MATT", "He was banished by the herd leader, his uncle Vordak."),
+             ("MATT", "It was not long before her father, Morrin, saw her gift."),
+             ("MATT", "You were sent here by the arcanist Elsa Tamberlane.")]
+    found = types(lines)
+    assert found.get("Vordak") == "npc"
+    assert found.get("Morrin") == "npc"
+    assert found.get("Elsa Tamberlane") == "npc"
+
+
+def test_a_name_said_once_without_kin_or_standing_is_nothing() -> None:
+    # a bare name, and a comma after a noun with "the" (a call: "the guard, Morrin!")
+    lines = [("MATT", "Vordak was there when it happened."),
+             ("MATT", "You turn to the guard, Morrin, and nod.")]
+    assert types(lines) == {}

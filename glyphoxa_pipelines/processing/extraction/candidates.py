@@ -53,6 +53,7 @@ class Candidate:
     parsed: int = 0  # mentions the English parser saw
     nominal: int = 0  # ... of which it read as nouns (not "Oof", "Blazing": a cry, a verb)
     ner: Counter[str] = field(default_factory=Counter)  # its entity labels of the mentions
+    introduced: int = 0  # mentions after a person's kin or standing: "his uncle X"
     definite: int = 0  # mentions after "the": "the Underdark", "the Greyspines"
     headed: Counter[str] = field(default_factory=Counter)  # "the Mithril mines": head nouns
 
@@ -68,6 +69,7 @@ class Candidate:
         self.parsed += other.parsed
         self.nominal += other.nominal
         self.ner.update(other.ner)
+        self.introduced += other.introduced
         self.definite += other.definite
         self.headed.update(other.headed)
         self.descriptions.update(other.descriptions)
@@ -115,6 +117,8 @@ _DESCRIPTOR_BEFORE = re.compile(
     r"\b(?:the|a|an|old|young|our|your|his|her)\s+(?P<desc>(?:[a-z][\w'\-]*\s+){0,2}?"
     r"[a-z][\w'\-]*)\s+$"
 )
+# "her father, Korren": a person's kin or standing, then their name after a comma
+_KIN_COMMA_BEFORE = re.compile(r"\b(?:his|her|their|my|your)\s+(?P<desc>[a-z][\w'\-]*),\s+$")
 _OF_BEFORE = re.compile(
     r"\b(?P<noun>[a-z][\w'\-]*)\s+of\s+(?:the\s+)?$"
 )  # "the city of X", "the house of X"
@@ -313,11 +317,13 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
                 c.descriptions[noun] += 1
         elif noun in FACTION_NOUNS:
             c.type_votes["faction"] += 2
-    elif m := _DESCRIPTOR_BEFORE.search(before):
+    elif m := _DESCRIPTOR_BEFORE.search(before) or _KIN_COMMA_BEFORE.search(before):
         desc = m.group("desc")
         if kind := _noun_type(desc.split()[-1]):
             c.type_votes[kind] += 2
             c.descriptions[desc] += 1
+            if kind == "npc":
+                c.introduced += 1
     if m := _APPOSITIVE_AFTER.match(after):
         desc = m.group("desc")
         if kind := _noun_type(desc.split()[0] if " of " in desc else desc):

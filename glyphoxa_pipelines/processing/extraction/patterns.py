@@ -207,8 +207,10 @@ class _KeepRule:
         if kind in (None, "npc") and k in self.cast.unplaced:
             return "player"  # said in one breath with the party's characters
         strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
-        # once is enough for a place or people the DM names with a cue: "Kima of Vord"
-        once_ok = strong and c.by_dm and kind in ("location", "faction")
+        # once is enough for a place or people the DM names with a cue ("Kima of Vord"), and
+        # for a person the story introduces by kin or standing ("his uncle Kevdak")
+        once_ok = strong and c.by_dm and (
+            kind in ("location", "faction") or (kind == "npc" and c.introduced > 0))
         if c.mentions < self.min_mentions and not c.explicit and not once_ok:
             return None
         if c.mechanic and c.mechanic >= 0.3 * c.mentions:
