@@ -1,8 +1,10 @@
 """Names the extractor used to miss (issue 16, eleventh pass): a one-word name only ever said
 as "the X" is a place ("the Underdark"), or in the plural a family ("the Greyspines"); a name
 only ever said with a lower-case head noun after it is named with it ("the Mithril mines");
-"a -- bear named X" across the dash a picked-up sentence is joined with. Each rule with a
-near miss that must read nothing. Pure functions over plain entries."""
+"a -- bear named X" across the dash a picked-up sentence is joined with; one mention is
+enough for a person introduced by kin or standing ("his uncle Kevdak"); "X becomes a bear"
+types X. Each rule with a near miss that must read nothing. Pure functions over plain
+entries."""
 
 from __future__ import annotations
 
@@ -86,3 +88,15 @@ def test_a_name_said_once_without_kin_or_standing_is_nothing() -> None:
     lines = [("MATT", "Vordak was there when it happened."),
              ("MATT", "You turn to the guard, Morrin, and nod.")]
     assert types(lines) == {}
+
+
+def test_what_a_name_becomes_types_it() -> None:
+    lines = [("MATT", "You release the spell. Mossfang becomes a bear again."),
+             ("MATT", "Mossfang sniffs at the sacks of dried meat.")]
+    assert types(lines).get("Mossfang") == "creature"
+
+
+def test_a_guess_at_what_a_name_is_types_nothing() -> None:
+    lines = [("MATT", "What if Mossfang is a bear?"),
+             ("MATT", "Mossfang sniffs at the sacks of dried meat.")]
+    assert types(lines).get("Mossfang") != "creature"

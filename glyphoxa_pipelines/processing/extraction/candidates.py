@@ -130,6 +130,12 @@ _TITLED_OF = re.compile(
 _APPOSITIVE_AFTER = re.compile(
     r"^\s*,\s+(?:the|a|an|your|his|her|their|my|our)\s+(?P<desc>(?:[\w'\-]+\s+){0,3}?[a-z][\w'\-]*)\b"
 )
+# "Trinket becomes a bear again", "Kraghammer is a dwarven city": what the name is, said
+# outright; weak, as an apposition: it decides only a name with no stronger cue
+_COPULA_AFTER = re.compile(
+    r"^\s+(?:is|was|becomes|became)\s+(?:a|an)\s+(?P<desc>(?:[\w'\-]+\s+){0,2}?[a-z][\w'\-]*)"
+    r"(?=\s*(?:[.,;!]|$|\s+(?:again|too|now|who|that|which|with)\b))"
+)  # not a question: "What if K'varn is a dragon?" is a guess
 # "paladin of Bahamut", "the light of Sarenrae", "your Sarenrae holy symbol": a deity
 _DEITY_BEFORE = re.compile(
     r"\b(?:paladin|cleric|priest|priestess|follower|followers|worshipp?ers?|avatar|symbol|light|"
@@ -324,7 +330,7 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
             c.descriptions[desc] += 1
             if kind == "npc":
                 c.introduced += 1
-    if m := _APPOSITIVE_AFTER.match(after):
+    if m := _APPOSITIVE_AFTER.match(after) or _COPULA_AFTER.match(after):
         desc = m.group("desc")
         if kind := _noun_type(desc.split()[0] if " of " in desc else desc):
             c.type_votes[kind] += 1.5
