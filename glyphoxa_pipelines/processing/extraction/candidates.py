@@ -53,6 +53,9 @@ class Candidate:
     parsed: int = 0  # mentions the English parser saw
     nominal: int = 0  # ... of which it read as nouns (not "Oof", "Blazing": a cry, a verb)
     ner: Counter[str] = field(default_factory=Counter)  # its entity labels of the mentions
+    introduced: int = 0  # mentions after a person's kin or standing: "his uncle X"
+    definite: int = 0  # mentions after "the": "the Underdark", "the Greyspines"
+    headed: Counter[str] = field(default_factory=Counter)  # "the Mithril mines": head nouns
 
     def absorb(self, other: Candidate) -> None:
         """Take over the mentions and cues of a shorter form of this name."""
@@ -66,6 +69,9 @@ class Candidate:
         self.parsed += other.parsed
         self.nominal += other.nominal
         self.ner.update(other.ner)
+        self.introduced += other.introduced
+        self.definite += other.definite
+        self.headed.update(other.headed)
         self.descriptions.update(other.descriptions)
         self.explicit = self.explicit or other.explicit
 
@@ -99,14 +105,20 @@ def _noun_type(phrase: str) -> str | None:
     return None
 
 
+# "a bear named X"; "an amazing -- companion bear named X": a sentence broken off and picked
+# up after a cut-in is joined with a dash (`resumed.joined`), which does not end the phrase
 _NAMED = re.compile(
-    r"\b(?:a|an|the|one|some|his|her|their)\s+(?P<desc>(?:[a-z][\w'\-]*\s+){0,3}?[a-z][\w'\-]*)"
+    r"\b(?:a|an|the|one|some|his|her|their)\s+"
+    r"(?P<desc>(?:[a-z][\w'\-]*\s+(?:--\s+)?){0,3}?[a-z][\w'\-]*)"
     r",?\s+(?:named|called|known as|by the name of)\s+$"
 )
+_JOIN_DASH = re.compile(r"\s+--\s+")
 _DESCRIPTOR_BEFORE = re.compile(
     r"\b(?:the|a|an|old|young|our|your|his|her)\s+(?P<desc>(?:[a-z][\w'\-]*\s+){0,2}?"
     r"[a-z][\w'\-]*)\s+$"
 )
+# "her father, Korren": a person's kin or standing, then their name after a comma
+_KIN_COMMA_BEFORE = re.compile(r"\b(?:his|her|their|my|your)\s+(?P<desc>[a-z][\w'\-]*),\s+$")
 _OF_BEFORE = re.compile(
     r"\b(?P<noun>[a-z][\w'\-]*)\s+of\s+(?:the\s+)?$"
 )  # "the city of X", "the house of X"
@@ -118,6 +130,12 @@ _TITLED_OF = re.compile(
 _APPOSITIVE_AFTER = re.compile(
     r"^\s*,\s+(?:the|a|an|your|his|her|their|my|our)\s+(?P<desc>(?:[\w'\-]+\s+){0,3}?[a-z][\w'\-]*)\b"
 )
+# "Trinket becomes a bear again", "Kraghammer is a dwarven city": what the name is, said
+# outright; weak, as an apposition: it decides only a name with no stronger cue
+_COPULA_AFTER = re.compile(
+    r"^\s+(?:is|was|becomes|became)\s+(?:a|an)\s+(?P<desc>(?:[\w'\-]+\s+){0,2}?[a-z][\w'\-]*)"
+    r"(?=\s*(?:[.,;!]|$|\s+(?:again|too|now|who|that|which|with)\b))"
+)  # not a question: "What if K'varn is a dragon?" is a guess
 # "paladin of Bahamut", "the light of Sarenrae", "your Sarenrae holy symbol": a deity
 _DEITY_BEFORE = re.compile(
     r"\b(?:paladin|cleric|priest|priestess|follower|followers|worshipp?ers?|avatar|symbol|light|"
@@ -165,6 +183,11 @@ _THING_NAMED_BEFORE = re.compile(
     r"(?:[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)*,?\s+or\s+(?:the\s+)?)?$"
 )
 THING_CUE = 2.0  # the concept votes of one "call this X" cue: a naming pattern, as "named X"
+_DEFINITE_BEFORE = re.compile(r"\bthe\s+$", re.I)
+# "the Mithril mines", "the Tal'Dorei council": a name whose place or body is said in lower case
+_HEAD_NOUN_AFTER = re.compile(
+    r"^\s+(" + "|".join(sorted(LOCATION_NOUNS | FACTION_NOUNS, key=len, reverse=True)) + r")\b"
+)
 _SPEECH_AFTER = re.compile(
     r"^\s+(?:says|said|goes|asks|asked|replies|replied|nods|smiles|looks|turns|tells|told|"
     r"shouts|whispers|grins|laughs|sighs|walks|stands|leans|points)\b"
@@ -202,9 +225,36 @@ def choose_type(c: Candidate) -> str | None:
         if kind and 2 * n >= c.parsed and (kind != "location" or c.locative):
             score[kind] += min(NER_CAP, NER_VOTE * n)
     if not score:
-        return None
+        return _definite_type(c)
     kind, votes = score.most_common(1)[0]
     return kind if votes >= 1.5 else None
+
+
+def _definite_type(c: Candidate) -> str | None:
+    """A one-word name with no other cue that the story only ever says as "the X" is a
+    place ("the Underdark") or, said in the plural, a family or people ("the Greyspines"):
+    people and gods are named bare ("Kima", "Bahamut")."""
+    if " " in c.name or c.mentions < 2 or c.definite < c.mentions:
+        return None
+    plural = c.name.endswith("s") and not c.name.endswith("ss")
+    return "faction" if plural else "location"
+
+
+def name_by_head_noun(
+    candidates: dict[str, Candidate], merged_into: dict[str, str], resolver: EntityResolver
+) -> None:
+    """A one-word name the story only ever says with the same lower-case head noun after it
+    ("the Mithril mines", "the Tal'Dorei council") names the place or body with it: the
+    place is "Mithril mines", not "Mithril". Not a name the graph knows on its own ("the
+    Underdark caverns" are the Underdark)."""
+    for k, c in candidates.items():
+        if " " in k or k in merged_into or len(c.headed) != 1:
+            continue
+        noun, n = next(iter(c.headed.items()))
+        if n < c.mentions or resolver.resolve(c.name) is not None:
+            continue
+        c.name = f"{c.name} {noun}"
+        c.type_votes["location" if noun in LOCATION_NOUNS else "faction"] += 3
 
 
 def gather_candidates(
@@ -257,8 +307,9 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
         c.type_votes["concept"] += THING_CUE
     elif m := _NAMED.search(before):
         c.explicit = True
-        c.descriptions[m.group("desc")] += 1
-        if kind := _noun_type(m.group("desc")):
+        desc = _JOIN_DASH.sub(" ", m.group("desc"))
+        c.descriptions[desc] += 1
+        if kind := _noun_type(desc):
             c.type_votes[kind] += 2
     elif _TITLED_OF.search(before):
         c.type_votes["location"] += 1.5
@@ -272,12 +323,14 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
                 c.descriptions[noun] += 1
         elif noun in FACTION_NOUNS:
             c.type_votes["faction"] += 2
-    elif m := _DESCRIPTOR_BEFORE.search(before):
+    elif m := _DESCRIPTOR_BEFORE.search(before) or _KIN_COMMA_BEFORE.search(before):
         desc = m.group("desc")
         if kind := _noun_type(desc.split()[-1]):
             c.type_votes[kind] += 2
             c.descriptions[desc] += 1
-    if m := _APPOSITIVE_AFTER.match(after):
+            if kind == "npc":
+                c.introduced += 1
+    if m := _APPOSITIVE_AFTER.match(after) or _COPULA_AFTER.match(after):
         desc = m.group("desc")
         if kind := _noun_type(desc.split()[0] if " of " in desc else desc):
             c.type_votes[kind] += 1.5
@@ -290,6 +343,10 @@ def _count_context(c: Candidate, before: str, after: str) -> None:
         c.type_votes["faction"] += 2
     if _LOCATIVE_BEFORE.search(before):
         c.locative += 1
+    if _DEFINITE_BEFORE.search(before):
+        c.definite += 1
+        if m := _HEAD_NOUN_AFTER.match(after):
+            c.headed[m.group(1)] += 1
     if _MECHANIC_BEFORE.search(before) or _MECHANIC_AFTER.match(after):
         c.mechanic += 1
     if _SPEECH_AFTER.match(after):

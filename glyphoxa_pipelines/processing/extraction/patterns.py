@@ -25,6 +25,7 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
     choose_type,
     gather_candidates,
     merge_name_parts,
+    name_by_head_noun,
 )
 from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
 from glyphoxa_pipelines.processing.extraction.coreference import (
@@ -105,6 +106,7 @@ def extract_knowledge(
     candidates = gather_candidates(sentences, spans, excluded)
     add_parse_evidence(candidates, spans, parsed)
     merged_into = merge_name_parts(candidates, resolver)
+    name_by_head_noun(candidates, merged_into, resolver)
     cast = read_cast(entries, excluded)
 
     rule = _KeepRule(min_mentions, excluded, cast)
@@ -205,8 +207,10 @@ class _KeepRule:
         if kind in (None, "npc") and k in self.cast.unplaced:
             return "player"  # said in one breath with the party's characters
         strong = bool(c.type_votes) and c.type_votes.most_common(1)[0][1] >= 1.5
-        # once is enough for a place or people the DM names with a cue: "Kima of Vord"
-        once_ok = strong and c.by_dm and kind in ("location", "faction")
+        # once is enough for a place or people the DM names with a cue ("Kima of Vord"), and
+        # for a person the story introduces by kin or standing ("his uncle Kevdak")
+        once_ok = strong and c.by_dm and (
+            kind in ("location", "faction") or (kind == "npc" and c.introduced > 0))
         if c.mentions < self.min_mentions and not c.explicit and not once_ok:
             return None
         if c.mechanic and c.mechanic >= 0.3 * c.mentions:

@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 from glyphoxa_pipelines.memory.models import Entity, Relationship
 from glyphoxa_pipelines.processing.extraction.resolution import Resolution
 
-EXTRACTOR_VERSION = "spacy-v10"  # v10: a sentence broken off with a dash and picked up by
+EXTRACTOR_VERSION = "spacy-v11"  # v11: "the Underdark" (only ever with "the") is a place,
+# "the Mithril mines" is named with its head noun, "a -- bear named X" across a join, one
+# mention is enough for a person introduced by kin or standing ("his uncle Kevdak"), "X
+# becomes a bear" (said outright, not asked) types X;
+# v10: a sentence broken off with a dash and picked up by
 # its speaker after a cut-in is one sentence, "I have a bear named Trinket" is kin;
 # v9: a player's in-character "we" is the party, a plan's
 # second verb is a plan too, "the castle" the turn described, "took control of X", "me leaving

@@ -52,7 +52,7 @@ LOCATION_NOUNS = frozenset(words(
     "pass quarry foundry forge square plaza library academy school prison jail arena pits pit "
     "sanctum chapel cathedral abbey monastery outpost garrison barracks stronghold spire vault "
     "grove glade highlands lowlands wastes plane continent country province region territory "
-    "nation underdark depths tunnels well springs falls cliffs ridge brewery distillery "
+    "nation depths tunnels well springs falls cliffs ridge brewery distillery "
     "hold stronghold warcamp fortress"
 ))
 FACTION_NOUNS = frozenset(words(
