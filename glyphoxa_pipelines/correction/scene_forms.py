@@ -20,6 +20,7 @@ from glyphoxa_pipelines.correction.confusions import code_variants, fold
 from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 
 CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
+KNOWN_KEPT = 65_536  # per index: window codes with the index's forms sharing a variant
 
 
 @lru_cache(maxsize=8)
@@ -51,11 +52,17 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_index", "_members")
+    __slots__ = ("_index", "_members", "_heads", "known")
 
     def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
         self._index = index
         self._members = members  # the scene's forms with variants, by id, in scene order
+        self._heads: frozenset[str] | None = None
+        # a window code → the index's forms sharing a variant with it (`_sharing`), kept per
+        # index across scenes: the live scene changes on most turns that name someone, so a
+        # per-scene memo of codes starts empty on most turns, while the same words' codes
+        # come back turn after turn
+        self.known: dict[str, tuple[NameForm, ...]] = _known_codes(index) if index else {}
 
     def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
         if self._index is None:
@@ -70,22 +77,55 @@ class SceneVariants:
         return tuple(found)
 
     def sharing(self, code: str) -> tuple[NameForm, ...]:
-        """The scene's forms that share a variant with `code`, each once."""
+        """The scene's forms that share a variant with `code`, each once: the index's (kept
+        in `known`) that are the scene's. Most codes are shared by no name at all."""
         if self._index is None:
             return ()
+        known = self.known
+        shared = known.get(code)
+        if shared is None:
+            shared = _sharing(self._index, code)
+            if len(known) >= KNOWN_KEPT:
+                known.clear()
+            known[code] = shared
+        if not shared:
+            return ()
         members = self._members
-        return tuple(f for f in _sharing(self._index, code) if id(f) in members)
+        return tuple(f for f in shared if id(f) in members)
+
+    @property
+    def heads(self) -> frozenset[str]:
+        """The first three letters of every variant of the scene's forms (those of three
+        letters or more; `SceneForms._may_share`), worked out when first asked: only a code
+        the index has not met yet needs them, so most scenes never do."""
+        heads = self._heads
+        if heads is None:
+            if self._index is None:
+                heads = frozenset()
+            else:
+                known = _form_facts(self._index)
+                heads = frozenset().union(
+                    *((known.get(key) or _facts_of(form))[4] for key, form in self._members.items())
+                )
+            self._heads = heads
+        return heads
 
     def __bool__(self) -> bool:
         return bool(self._members)
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=8)
+def _known_codes(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
+    """The per-index memo of `SceneVariants.known`, emptied when it holds `KNOWN_KEPT`."""
+    return {}
+
+
 def _sharing(index: NameIndex, code: str) -> tuple[NameForm, ...]:
     """The index's forms that share a variant with a window's `code`, each once. Kept per
-    index, not per scene: the same words' codes come turn after turn while the scene changes,
-    so a new scene reads them back and only keeps its own names. The variants are looked up
-    as they are made, not built into a set first: most codes are seen once."""
+    index, not per scene (`SceneVariants.known`): the same words' codes come turn after turn
+    while the scene changes, so a new scene reads them back and only keeps its own names. The
+    variants are looked up as they are made, not built into a set first: most codes are seen
+    once."""
     by_variant = index.by_code_variant
     folded = fold(code)
     found = {id(f): f for f in by_variant.get(folded, ())}
@@ -117,19 +157,19 @@ class SceneForms:
     # a window's code → `by_variant`'s forms of all its variants: filled as codes come (the
     # same words' codes come utterance after utterance), bounded
     by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
-    # the first three letters of every variant of `by_variant` (those of three letters or
-    # more): most window codes at a session's first sight of them share none, and four set
-    # look-ups tell so where the index's look-ups of every deletion cost more
-    heads: frozenset[str] = frozenset()
 
     def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
-        """The scene's forms sharing a variant with a window's `code`, each once."""
+        """The scene's forms sharing a variant with a window's `code`, each once. A code the
+        index has met (in any scene) is answered from what it shares; a new one of four
+        letters or more is first tested against the scene's heads (`_may_share`), before the
+        index's look-up per deletion."""
         found = self.by_code.get(code)
         if found is None:
-            if len(code) >= 4 and not self._may_share(fold(code)):
+            by_variant = self.by_variant
+            if len(code) >= 4 and code not in by_variant.known and not self._may_share(fold(code)):
                 found = ()
             else:
-                found = self.by_variant.sharing(code)
+                found = by_variant.sharing(code)
             if len(self.by_code) >= CODES_KEPT:
                 self.by_code.clear()
             self.by_code[code] = found
@@ -139,8 +179,11 @@ class SceneForms:
         """Whether a folded code of four letters or more may share a variant with the scene's
         names. Its variants begin with its own first three letters or those of its deletion
         of the first, second or third letter (a later deletion keeps them), so a variant it
-        shares begins with one of these four heads."""
-        heads = self.heads
+        shares begins with one of these four heads (the first three letters of every variant
+        of `by_variant`, those of three letters or more: most window codes at a session's
+        first sight of them share none, and four set look-ups tell so where the index's
+        look-ups of every deletion cost more)."""
+        heads = self.by_variant.heads
         return (
             folded[:3] in heads
             or folded[1:4] in heads
@@ -154,7 +197,7 @@ NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
 # word count when several, whether it begins with a V, its folded codes less the last sound,
-# and the heads of its code variants (`SceneForms.heads`)
+# and the heads of its code variants (`SceneVariants.heads`)
 _Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...], frozenset[str]]
 
 
@@ -191,7 +234,6 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     canon = frozenset(f.canonical for f in forms.values())
     members: dict[int, NameForm] = {}
     lengths: set[int] = set()
-    heads: set[str] = set()
     by_size: dict[int, list[NameForm]] = {}
     by_short: dict[str, list[NameForm]] = {}
     voiced: list[NameForm] = []
@@ -204,11 +246,10 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         facts = known.get(key)
         if facts is None:
             facts = known[key] = _facts_of(form)
-        code_lengths, size, starts_v, shorts, form_heads = facts
+        code_lengths, size, starts_v, shorts, _ = facts
         if code_lengths is not None:
             members[key] = form
             lengths |= code_lengths
-            heads |= form_heads
         if size:
             by_size.setdefault(size, []).append(form)
             anchor_words.update(form.words)
@@ -227,5 +268,4 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         tuple(voiced),
         tuple(single),
         frozenset(anchor_words),
-        heads=frozenset(heads),
     )

@@ -206,3 +206,28 @@ def test_codes_no_scene_variant_begins_like_skip_the_index(
         found += bool(got)
     assert found >= 4
     assert len(looked_up) < len(codes) / 2  # most random codes never reach the index
+
+
+def test_codes_the_index_met_in_another_scene_skip_the_heads() -> None:
+    """A new scene answers the codes another scene already looked up in the index from what
+    the index keeps of them, without working out its own heads, and as the scene worked out
+    from scratch."""
+    index = NameIndex(ENTITIES)
+    first = scene_forms(index, ("Keyleth", "Trinket", "Vrel"))
+    rng = random.Random(8)
+    letters = "0AFHJKLMNPRSTX"
+    codes = {"".join(rng.choice(letters) for _ in range(rng.randint(1, 8))) for _ in range(600)}
+    codes |= {c for form in index.forms for c in form.codes}
+    codes |= {c + "T" for form in index.forms for c in form.codes}
+    for code in sorted(codes):
+        first.by_variant.sharing(code)  # the index's answer, kept for later scenes
+    names = ("Kima of Vord", "Brannoc", "Vax'ildan", "Vex'ahlia", "Thessa Morn", "Keyleth")
+    later = scene_forms(index, names)
+    found = 0
+    for code in sorted(codes):
+        got = later.forms_of_code(code)
+        assert set(map(id, got)) == set(_sharing(index, names, code)), code
+        found += bool(got)
+    assert found >= 10
+    assert later.by_variant._heads is None  # every code was known: no heads were needed
+    assert later.by_variant.heads  # and they are there when a new code asks
