@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from glyphoxa_pipelines.correction.confusions import code_variants, fold
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 
 CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
@@ -52,12 +52,11 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_index", "_members", "_heads", "known")
+    __slots__ = ("_index", "_members", "known")
 
     def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
         self._index = index
         self._members = members  # the scene's forms with variants, by id, in scene order
-        self._heads: frozenset[str] | None = None
         # a window code → the index's forms sharing a variant with it (`_sharing`), kept per
         # index across scenes: the live scene changes on most turns that name someone, so a
         # per-scene memo of codes starts empty on most turns, while the same words' codes
@@ -91,24 +90,7 @@ class SceneVariants:
         if not shared:
             return ()
         members = self._members
-        return tuple(f for f in shared if id(f) in members)
-
-    @property
-    def heads(self) -> frozenset[str]:
-        """The first three letters of every variant of the scene's forms (those of three
-        letters or more; `SceneForms._may_share`), worked out when first asked: only a code
-        the index has not met yet needs them, so most scenes never do."""
-        heads = self._heads
-        if heads is None:
-            if self._index is None:
-                heads = frozenset()
-            else:
-                known = _form_facts(self._index)
-                heads = frozenset().union(
-                    *((known.get(key) or _facts_of(form))[4] for key, form in self._members.items())
-                )
-            self._heads = heads
-        return heads
+        return tuple([f for f in shared if id(f) in members])
 
     def __bool__(self) -> bool:
         return bool(self._members)
@@ -159,46 +141,24 @@ class SceneForms:
     by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
 
     def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
-        """The scene's forms sharing a variant with a window's `code`, each once. A code the
-        index has met (in any scene) is answered from what it shares; a new one of four
-        letters or more is first tested against the scene's heads (`_may_share`), before the
-        index's look-up per deletion."""
+        """The scene's forms sharing a variant with a window's `code`, each once: the
+        index's answer for the code (`SceneVariants.sharing`, kept per index) kept to the
+        scene's names, and kept per scene for the utterance's other windows."""
         found = self.by_code.get(code)
         if found is None:
-            by_variant = self.by_variant
-            if len(code) >= 4 and code not in by_variant.known and not self._may_share(fold(code)):
-                found = ()
-            else:
-                found = by_variant.sharing(code)
+            found = self.by_variant.sharing(code)
             if len(self.by_code) >= CODES_KEPT:
                 self.by_code.clear()
             self.by_code[code] = found
         return found
-
-    def _may_share(self, folded: str) -> bool:
-        """Whether a folded code of four letters or more may share a variant with the scene's
-        names. Its variants begin with its own first three letters or those of its deletion
-        of the first, second or third letter (a later deletion keeps them), so a variant it
-        shares begins with one of these four heads (the first three letters of every variant
-        of `by_variant`, those of three letters or more: most window codes at a session's
-        first sight of them share none, and four set look-ups tell so where the index's
-        look-ups of every deletion cost more)."""
-        heads = self.by_variant.heads
-        return (
-            folded[:3] in heads
-            or folded[1:4] in heads
-            or folded[0] + folded[2:4] in heads
-            or folded[:2] + folded[3] in heads
-        )
 
 
 NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
 
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
-# word count when several, whether it begins with a V, its folded codes less the last sound,
-# and the heads of its code variants (`SceneVariants.heads`)
-_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...], frozenset[str]]
+# word count when several, whether it begins with a V, and its folded codes less the last sound
+_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...]]
 
 
 def _facts_of(form: NameForm) -> _Facts:
@@ -207,13 +167,12 @@ def _facts_of(form: NameForm) -> _Facts:
         lengths.add(len(code))
         if len(code) >= 4:
             lengths.add(len(code) - 1)
-    heads = frozenset(v[:3] for code in form.codes for v in code_variants(code) if len(v) >= 3)
     size = len(form.words)
     if size > 1:
-        return (frozenset(lengths) if form.codes else None, size, False, (), heads)
+        return (frozenset(lengths) if form.codes else None, size, False, ())
     shorts = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
     starts_v = form.joined.startswith("v")
-    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts, heads)
+    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts)
 
 
 @lru_cache(maxsize=8)
@@ -246,7 +205,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         facts = known.get(key)
         if facts is None:
             facts = known[key] = _facts_of(form)
-        code_lengths, size, starts_v, shorts, _ = facts
+        code_lengths, size, starts_v, shorts = facts
         if code_lengths is not None:
             members[key] = form
             lengths |= code_lengths
