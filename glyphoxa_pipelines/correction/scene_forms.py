@@ -40,6 +40,17 @@ def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
     }
 
 
+@lru_cache(maxsize=8)
+def _name_pieces(index: NameIndex) -> dict[str, tuple[dict[int, NameForm], frozenset[str]]]:
+    """Every name of the index → its entities' forms by id (`_entity_forms`, in order) and
+    their canonical names: a scene's forms and entities are merged a name at a time, in C,
+    not gathered form by form (a new scene is laid out on most turns that name someone)."""
+    return {
+        name: ({id(f): f for f in forms}, frozenset(f.canonical for f in forms))
+        for name, forms in _entity_forms(index).items()
+    }
+
+
 class VariantLookup(Protocol):
     """Forms by a variant of their codes (`SceneVariants`, or a plain dict in tests)."""
 
@@ -52,16 +63,17 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_index", "_members", "known")
+    __slots__ = ("_index", "_members", "_keys", "known")
 
     def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
         self._index = index
         self._members = members  # the scene's forms with variants, by id, in scene order
+        self._keys = members.keys()
         # a window code → the index's forms sharing a variant with it (`_sharing`), kept per
         # index across scenes: the live scene changes on most turns that name someone, so a
         # per-scene memo of codes starts empty on most turns, while the same words' codes
         # come back turn after turn
-        self.known: dict[str, tuple[NameForm, ...]] = _known_codes(index) if index else {}
+        self.known: dict[str, Shared] = _known_codes(index) if index else {}
 
     def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
         if self._index is None:
@@ -81,13 +93,17 @@ class SceneVariants:
         if self._index is None:
             return ()
         known = self.known
-        shared = known.get(code)
-        if shared is None:
+        entry = known.get(code)
+        if entry is None:
             shared = _sharing(self._index, code)
+            entry = (shared, frozenset([id(f) for f in shared]))
             if len(known) >= KNOWN_KEPT:
                 known.clear()
-            known[code] = shared
-        if not shared:
+            known[code] = entry
+        shared, ids = entry
+        # most codes share no name of the scene: one set test in C says so, where a pass over
+        # the index's names sharing it (dozens for a short code) cost more
+        if not shared or self._keys.isdisjoint(ids):
             return ()
         members = self._members
         return tuple([f for f in shared if id(f) in members])
@@ -96,8 +112,12 @@ class SceneVariants:
         return bool(self._members)
 
 
+# a code's index-wide answer (`_sharing`) and the ids of its forms
+Shared = tuple[tuple[NameForm, ...], frozenset[int]]
+
+
 @lru_cache(maxsize=8)
-def _known_codes(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
+def _known_codes(index: NameIndex) -> dict[str, Shared]:
     """The per-index memo of `SceneVariants.known`, emptied when it holds `KNOWN_KEPT`."""
     return {}
 
@@ -188,9 +208,15 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     """The scene's entities (given by canonical name or any alias) and their forms, ready for
     look-ups. The live scene changes with every new name said, so this must be cheap uncached
     too."""
-    entity_forms = _entity_forms(index)
-    forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
-    canon = frozenset(f.canonical for f in forms.values())
+    pieces = _name_pieces(index)
+    forms: dict[int, NameForm] = {}
+    canons: list[frozenset[str]] = []
+    for name in scene:
+        piece = pieces.get(name)
+        if piece is not None:
+            forms.update(piece[0])  # a form met under an earlier name keeps its place
+            canons.append(piece[1])
+    canon = frozenset().union(*canons)
     members: dict[int, NameForm] = {}
     lengths: set[int] = set()
     by_size: dict[int, list[NameForm]] = {}
