@@ -40,17 +40,6 @@ def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
     }
 
 
-@lru_cache(maxsize=8)
-def _name_pieces(index: NameIndex) -> dict[str, tuple[dict[int, NameForm], frozenset[str]]]:
-    """Every name of the index → its entities' forms by id (`_entity_forms`, in order) and
-    their canonical names: a scene's forms and entities are merged a name at a time, in C,
-    not gathered form by form (a new scene is laid out on most turns that name someone)."""
-    return {
-        name: ({id(f): f for f in forms}, frozenset(f.canonical for f in forms))
-        for name, forms in _entity_forms(index).items()
-    }
-
-
 class VariantLookup(Protocol):
     """Forms by a variant of their codes (`SceneVariants`, or a plain dict in tests)."""
 
@@ -208,15 +197,9 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     """The scene's entities (given by canonical name or any alias) and their forms, ready for
     look-ups. The live scene changes with every new name said, so this must be cheap uncached
     too."""
-    pieces = _name_pieces(index)
-    forms: dict[int, NameForm] = {}
-    canons: list[frozenset[str]] = []
-    for name in scene:
-        piece = pieces.get(name)
-        if piece is not None:
-            forms.update(piece[0])  # a form met under an earlier name keeps its place
-            canons.append(piece[1])
-    canon = frozenset().union(*canons)
+    entity_forms = _entity_forms(index)
+    forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
+    canon = frozenset(f.canonical for f in forms.values())
     members: dict[int, NameForm] = {}
     lengths: set[int] = set()
     by_size: dict[int, list[NameForm]] = {}
