@@ -280,6 +280,7 @@ def context_corrections(
     if not scene_canon and not any(unsure_of):
         return []
     norms, zipfs, joinable = scan.norms, scan.zipfs, scan.joinable
+    norm_tuple = tuple(norms)  # a window's words are then one slice, not a list made a tuple
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
     by_code = index.by_code
@@ -387,7 +388,7 @@ def context_corrections(
                     # the scene's names of as many words, heard as other words of their
                     # sounds: no look-up finds them, and only this rule may take them (not
                     # when every word is an ordinary one: `_sounded` refuses those)
-                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
+                    words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
                     for form in in_play.by_size.get(n, ()):
                         if id(form) not in forms:
                             score = _sounded(words, window_zipfs, form, cfg)
@@ -429,7 +430,7 @@ def context_corrections(
                     continue
                 in_scene = form.canonical in scene_canon
                 if n == form_size and n > 1:
-                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
+                    words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
                     score = _anchored(words, window_zipfs, form, cfg)
                     if score is not None and (in_scene or unsure or score >= cfg.anchor_sure):
                         hits.append(_Hit(first, last, form, score))

@@ -250,7 +250,9 @@ def find_corrections(
     memo = memo_for(index, cfg)
     single_name, windows, windows_kept = memo.single, memo.windows, memo.windows_kept
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
-    words_of = scan.words
+    # a tuple once per utterance: a window's memo key is then one slice, not a list made
+    # into a tuple
+    words_of = tuple(scan.words)
     joinable, plain, title = scan.joinable, scan.plain, scan.title
     max_size = index.max_words + cfg.max_extra_words
     max_len = index.max_joined * cfg.max_length_ratio
@@ -388,7 +390,7 @@ def find_corrections(
                         # the words as written, the last read without its "'s" (the only
                         # reading that gets here): a key of those is shorter to build and
                         # hash (`word_memo`)
-                        key = tuple(words_of[first : last + 1])
+                        key = words_of[first : last + 1]
                         may = windows.get(key)
                         if may is None:
                             may = _may_match(
