@@ -88,8 +88,7 @@ class SceneVariants:
         known = self.known
         entry = known.get(code)
         if entry is None:
-            shared = _sharing(self._index, code)
-            entry = (shared, frozenset([id(f) for f in shared]))
+            entry = _sharing(self._index, code)
             if len(known) >= KNOWN_KEPT:
                 known.clear()
             known[code] = entry
@@ -162,12 +161,12 @@ def _met_codes(index: NameIndex) -> set[str]:
     return set()
 
 
-def _sharing(index: NameIndex, code: str) -> tuple[NameForm, ...]:
-    """The index's forms that share a variant with a window's `code`, each once. Kept per
-    index, not per scene (`SceneVariants.known`): the same words' codes come turn after turn
-    while the scene changes, so a new scene reads them back and only keeps its own names. The
-    variants are looked up as they are made, not built into a set first: most codes are seen
-    once."""
+def _sharing(index: NameIndex, code: str) -> Shared:
+    """The index's forms that share a variant with a window's `code`, each once, and their
+    ids (the keys they were gathered by, made a set in C). Kept per index, not per scene
+    (`SceneVariants.known`): the same words' codes come turn after turn while the scene
+    changes, so a new scene reads them back and only keeps its own names. The variants are
+    looked up as they are made, not built into a set first: most codes are seen once."""
     by_variant = index.by_code_variant
     folded = fold(code)
     found = {id(f): f for f in by_variant.get(folded, ())}
@@ -175,7 +174,7 @@ def _sharing(index: NameIndex, code: str) -> tuple[NameForm, ...]:
         for k in range(len(folded)):
             for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
                 found[id(form)] = form
-    return tuple(found.values())
+    return tuple(found.values()), frozenset(found)
 
 
 @dataclass(frozen=True, slots=True)
