@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from glyphoxa_pipelines.correction.confusions import code_variants, fold
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 
 CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
@@ -52,7 +52,7 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_index", "_members", "_keys", "_heads", "known", "met")
+    __slots__ = ("_index", "_members", "_keys", "known")
 
     def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
         self._index = index
@@ -63,10 +63,6 @@ class SceneVariants:
         # per-scene memo of codes starts empty on most turns, while the same words' codes
         # come back turn after turn
         self.known: dict[str, Shared] = _known_codes(index) if index else {}
-        # the codes of four letters or more a scene's heads turned away, kept per index: met
-        # again (in any scene), a code is looked up in the index and known from then on
-        self.met: set[str] = _met_codes(index) if index else set()
-        self._heads: frozenset[str] | None = None
 
     def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
         if self._index is None:
@@ -100,47 +96,6 @@ class SceneVariants:
         members = self._members
         return tuple([f for f in shared if id(f) in members])
 
-    def may_hold(self, code: str) -> bool:
-        """Whether a scene form may share a variant with `code`, told without the index's
-        look-up per deletion when the code is new to the index (most codes at a session's
-        first sight of them share no variant of the scene). A code of four letters or more
-        shares a variant with a scene name only if one of four heads (its own first three
-        letters, and those of its deletion of the first, second or third letter; a later
-        deletion keeps them) begins one of the scene's variants. A code known to the index, or
-        met before, is looked up instead: its answer is kept for every later scene."""
-        if len(code) < 4 or code in self.known:
-            return True
-        met = self.met
-        if code in met:
-            return True
-        if len(met) >= KNOWN_KEPT:
-            met.clear()
-        met.add(code)
-        folded = fold(code)
-        heads = self.heads
-        return (
-            folded[:3] in heads
-            or folded[1:4] in heads
-            or folded[0] + folded[2:4] in heads
-            or folded[:2] + folded[3] in heads
-        )
-
-    @property
-    def heads(self) -> frozenset[str]:
-        """The first three letters of every variant of the scene's forms (those of three
-        letters or more), worked out when a new code first asks (`may_hold`)."""
-        heads = self._heads
-        if heads is None:
-            if self._index is None:
-                heads = frozenset()
-            else:
-                known = _form_facts(self._index)
-                heads = frozenset().union(
-                    *((known.get(key) or _facts_of(form))[4] for key, form in self._members.items())
-                )
-            self._heads = heads
-        return heads
-
     def __bool__(self) -> bool:
         return bool(self._members)
 
@@ -153,12 +108,6 @@ Shared = tuple[tuple[NameForm, ...], frozenset[int]]
 def _known_codes(index: NameIndex) -> dict[str, Shared]:
     """The per-index memo of `SceneVariants.known`, emptied when it holds `KNOWN_KEPT`."""
     return {}
-
-
-@lru_cache(maxsize=8)
-def _met_codes(index: NameIndex) -> set[str]:
-    """The per-index set of `SceneVariants.met`, emptied when it holds `KNOWN_KEPT`."""
-    return set()
 
 
 def _sharing(index: NameIndex, code: str) -> Shared:
@@ -202,12 +151,10 @@ class SceneForms:
     def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
         """The scene's forms sharing a variant with a window's `code`, each once: the
         index's answer for the code (`SceneVariants.sharing`, kept per index) kept to the
-        scene's names, unless the scene's heads rule the code out (`may_hold`), kept per scene
-        for the utterance's other windows."""
+        scene's names, and kept per scene for the utterance's other windows."""
         found = self.by_code.get(code)
         if found is None:
-            by_variant = self.by_variant
-            found = by_variant.sharing(code) if by_variant.may_hold(code) else ()
+            found = self.by_variant.sharing(code)
             if len(self.by_code) >= CODES_KEPT:
                 self.by_code.clear()
             self.by_code[code] = found
@@ -218,9 +165,8 @@ NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
 
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
-# word count when several, whether it begins with a V, its folded codes less the last sound,
-# and the heads of its code variants (`SceneVariants.heads`)
-_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...], frozenset[str]]
+# word count when several, whether it begins with a V, and its folded codes less the last sound
+_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...]]
 
 
 def _facts_of(form: NameForm) -> _Facts:
@@ -229,13 +175,12 @@ def _facts_of(form: NameForm) -> _Facts:
         lengths.add(len(code))
         if len(code) >= 4:
             lengths.add(len(code) - 1)
-    heads = frozenset(v[:3] for code in form.codes for v in code_variants(code) if len(v) >= 3)
     size = len(form.words)
     if size > 1:
-        return (frozenset(lengths) if form.codes else None, size, False, (), heads)
+        return (frozenset(lengths) if form.codes else None, size, False, ())
     shorts = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
     starts_v = form.joined.startswith("v")
-    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts, heads)
+    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts)
 
 
 @lru_cache(maxsize=8)
@@ -268,7 +213,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         facts = known.get(key)
         if facts is None:
             facts = known[key] = _facts_of(form)
-        code_lengths, size, starts_v, shorts, _ = facts
+        code_lengths, size, starts_v, shorts = facts
         if code_lengths is not None:
             members[key] = form
             lengths |= code_lengths
