@@ -90,22 +90,20 @@ class SceneVariants:
             if len(known) >= KNOWN_KEPT:
                 known.clear()
             known[code] = entry
-        lists, ids = entry
+        shared, ids = entry
         # most codes share no name of the scene: one set test in C says so, where a pass over
         # the index's names sharing it (dozens for a short code) cost more
-        if not ids or self._keys.isdisjoint(ids):
+        if not shared or self._keys.isdisjoint(ids):
             return ()
         members = self._members
-        found = {id(f): f for forms in lists for f in forms}  # each once, in the variants' order
-        return tuple([f for f in found.values() if id(f) in members])
+        return tuple([f for f in shared if id(f) in members])
 
     def __bool__(self) -> bool:
         return bool(self._members)
 
 
-# a code's index-wide answer (`_sharing`): the index's lists of the forms with each of its
-# variants, and the ids of all those forms
-Shared = tuple[tuple[tuple[NameForm, ...], ...], frozenset[int]]
+# a code's index-wide answer (`_sharing`) and the ids of its forms
+Shared = tuple[tuple[NameForm, ...], frozenset[int]]
 
 
 @lru_cache(maxsize=8)
@@ -115,38 +113,19 @@ def _known_codes(index: NameIndex) -> dict[str, Shared]:
 
 
 def _sharing(index: NameIndex, code: str) -> Shared:
-    """The index's forms that share a variant with a window's `code`: the lists of the forms
-    with each of its variants, and the ids of all of them. Kept per index, not per scene
+    """The index's forms that share a variant with a window's `code`, each once, and their
+    ids (the keys they were gathered by, made a set in C). Kept per index, not per scene
     (`SceneVariants.known`): the same words' codes come turn after turn while the scene
-    changes, so a new scene reads them back and only keeps its own names. The ids are the
-    union, in C, of each variant's (`_variant_ids`): variants (a code's one-letter deletions)
-    recur across codes, and most codes share no name of the scene, so the forms themselves
-    are gathered only for a code that shares one."""
+    changes, so a new scene reads them back and only keeps its own names. The variants are
+    looked up as they are made, not built into a set first: most codes are seen once."""
     by_variant = index.by_code_variant
     folded = fold(code)
-    variants = [folded]
+    found = {id(f): f for f in by_variant.get(folded, ())}
     if len(folded) >= 4:
-        variants += [folded[:k] + folded[k + 1 :] for k in range(len(folded))]
-    lists = tuple(found for found in map(by_variant.get, variants) if found)
-    if not lists:
-        return (), frozenset()
-    ids = _variant_ids(index)
-    parts = []
-    for variant in variants:
-        part = ids.get(variant)
-        if part is None:
-            found = by_variant.get(variant)
-            if not found:
-                continue
-            part = ids[variant] = frozenset([id(f) for f in found])
-        parts.append(part)
-    return lists, frozenset().union(*parts)
-
-
-@lru_cache(maxsize=8)
-def _variant_ids(index: NameIndex) -> dict[str, frozenset[int]]:
-    """A code variant → the ids of the index's forms with it, filled as variants come."""
-    return {}
+        for k in range(len(folded)):
+            for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
+                found[id(form)] = form
+    return tuple(found.values()), frozenset(found)
 
 
 @dataclass(frozen=True, slots=True)
