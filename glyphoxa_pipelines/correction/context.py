@@ -479,7 +479,7 @@ def context_corrections(
                 )
                 if score >= need:
                     hits.append(_Hit(first, last, form, score))
-    if in_play.single and any(named):
+    if any(named) and in_play.single:  # the scene's one-word forms are laid out when read
         # a one-word name heard as a name it begins with and a word ("Vex Alia" for Vex'ahlia)
         apart = rest_heard_apart(
             norms, zipfs, named, blocked, joinable, unsure_of, in_play.single, cfg

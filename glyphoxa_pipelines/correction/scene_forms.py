@@ -135,20 +135,48 @@ class SceneForms:
     canon: frozenset[str]  # canonical names of the scene's entities
     by_variant: SceneVariants  # their forms by every variant of their codes
     by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
-    # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
-    by_short: dict[str, tuple[NameForm, ...]]
     # the lengths of `by_variant`'s keys: a window's code whose variants have none of them
     # (most codes of several words, longer than any name's) skips their look-ups
     variant_lengths: frozenset[int]
-    # their one-word forms that begin with a V: Whisper may write that sound as "the"
-    voiced: tuple[NameForm, ...] = ()
-    # their one-word forms: one may be heard as a name it begins with and a word ("Vex Alia")
-    single: tuple[NameForm, ...] = ()
     # the words of their multi-word forms: only such a word heard exactly anchors one
     anchor_words: frozenset[str] = frozenset()
+    # their one-word forms with what they bring (`_Facts`), in the scene's order: `single`,
+    # `voiced` and `by_short` are laid out from these when first read (most lines read few)
+    singles: tuple[tuple[NameForm, _Facts], ...] = ()
     # a window's code → `by_variant`'s forms of all its variants: filled as codes come (the
     # same words' codes come utterance after utterance), bounded
     by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
+    _laid: dict[str, object] = field(default_factory=dict)  # `single`, `voiced`, `by_short`
+
+    @property
+    def single(self) -> tuple[NameForm, ...]:
+        """Their one-word forms: one may be heard as a name it begins with and a word ("Vex
+        Alia")."""
+        found = self._laid.get("single")
+        if found is None:
+            found = self._laid["single"] = tuple([form for form, _ in self.singles])
+        return found  # type: ignore[return-value]
+
+    @property
+    def voiced(self) -> tuple[NameForm, ...]:
+        """Their one-word forms that begin with a V: Whisper may write that sound as "the"."""
+        found = self._laid.get("voiced")
+        if found is None:
+            found = self._laid["voiced"] = tuple([form for form, facts in self.singles if facts[2]])
+        return found  # type: ignore[return-value]
+
+    @property
+    def by_short(self) -> dict[str, tuple[NameForm, ...]]:
+        """Their one-word forms by their folded codes less the last sound ("Kila" for
+        Keyleth)."""
+        found = self._laid.get("by_short")
+        if found is None:
+            shorts: dict[str, list[NameForm]] = {}
+            for form, facts in self.singles:
+                for short in facts[3]:
+                    shorts.setdefault(short, []).append(form)
+            found = self._laid["by_short"] = {k: tuple(v) for k, v in shorts.items()}
+        return found  # type: ignore[return-value]
 
     def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
         """The scene's forms sharing a variant with a window's `code`, each once: the
@@ -163,7 +191,7 @@ class SceneForms:
         return found
 
 
-NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
+NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, frozenset())
 
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
@@ -204,9 +232,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     members: dict[int, NameForm] = {}
     lengths: set[int] = set()
     by_size: dict[int, list[NameForm]] = {}
-    by_short: dict[str, list[NameForm]] = {}
-    voiced: list[NameForm] = []
-    single: list[NameForm] = []
+    singles: list[tuple[NameForm, _Facts]] = []
     anchor_words: set[str] = set()
     known = _form_facts(index)
     for key, form in forms.items():
@@ -215,26 +241,20 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         facts = known.get(key)
         if facts is None:
             facts = known[key] = _facts_of(form)
-        code_lengths, size, starts_v, shorts = facts
+        code_lengths, size = facts[0], facts[1]
         if code_lengths is not None:
             members[key] = form
             lengths |= code_lengths
         if size:
             by_size.setdefault(size, []).append(form)
             anchor_words.update(form.words)
-            continue
-        if starts_v:
-            voiced.append(form)
-        single.append(form)
-        for short in shorts:
-            by_short.setdefault(short, []).append(form)
+        else:
+            singles.append((form, facts))
     return SceneForms(
         canon,
         SceneVariants(index, members),
         {k: tuple(v) for k, v in by_size.items()},
-        {k: tuple(v) for k, v in by_short.items()},
         frozenset(lengths),
-        tuple(voiced),
-        tuple(single),
         frozenset(anchor_words),
+        tuple(singles),
     )
