@@ -283,6 +283,7 @@ def context_corrections(
     norms, joinable = scan.norms, scan.joinable
     # "Walk's", "relaxes": read as the ordinary words they inflect, not as made-up ones
     zipfs = english_readings(scan, index.by_joined, cfg)
+    norm_tuple = tuple(norms)  # a window's words are then one slice, not a list made a tuple
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
     by_code = index.by_code
@@ -390,7 +391,7 @@ def context_corrections(
                     # the scene's names of as many words, heard as other words of their
                     # sounds: no look-up finds them, and only this rule may take them (not
                     # when every word is an ordinary one: `_sounded` refuses those)
-                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
+                    words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
                     for form in in_play.by_size.get(n, ()):
                         if id(form) not in forms:
                             score = _sounded(words, window_zipfs, form, cfg)
@@ -432,7 +433,7 @@ def context_corrections(
                     continue
                 in_scene = form.canonical in scene_canon
                 if n == form_size and n > 1:
-                    words, window_zipfs = tuple(norms[first : last + 1]), zipfs[first : last + 1]
+                    words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
                     score = _anchored(words, window_zipfs, form, cfg)
                     if score is not None and (in_scene or unsure or score >= cfg.anchor_sure):
                         hits.append(_Hit(first, last, form, score))
@@ -481,7 +482,7 @@ def context_corrections(
                 )
                 if score >= need:
                     hits.append(_Hit(first, last, form, score))
-    if in_play.single and any(named):
+    if any(named) and in_play.single:  # the scene's one-word forms are laid out when read
         # a one-word name heard as a name it begins with and a word ("Vex Alia" for Vex'ahlia)
         apart = rest_heard_apart(
             norms, zipfs, named, blocked, joinable, unsure_of, in_play.single, cfg

@@ -250,7 +250,9 @@ def find_corrections(
     memo = memo_for(index, cfg)
     single_name, windows, windows_kept = memo.single, memo.windows, memo.windows_kept
     starts, norms_of, zipfs_of, variants_of = scan.starts, scan.norms, scan.zipfs, scan.variants
-    words_of = scan.words
+    # a tuple once per utterance: a window's memo key is then one slice, not a list made
+    # into a tuple
+    words_of = tuple(scan.words)
     joinable, plain, title = scan.joinable, scan.plain, scan.title
     max_size = index.max_words + cfg.max_extra_words
     max_len = index.max_joined * cfg.max_length_ratio
@@ -388,7 +390,7 @@ def find_corrections(
                         # the words as written, the last read without its "'s" (the only
                         # reading that gets here): a key of those is shorter to build and
                         # hash (`word_memo`)
-                        key = tuple(words_of[first : last + 1])
+                        key = words_of[first : last + 1]
                         may = windows.get(key)
                         if may is None:
                             may = _may_match(
@@ -485,44 +487,38 @@ def _may_match(
         for code in phonetic_codes(joined):
             if code in by_code:
                 return True
-    if (
-        n in index.multi_sizes
-        and not (all_common and n < 3)
-        and (
-            n in edge_sizes[0]
-            or n in edge_sizes[1]
-            or (
-                not all_common
-                and (
-                    n in _code_edge_sizes(index, norms_of[first])
-                    or n in _code_edge_sizes(index, norm)
-                )
-            )
-        )
-    ):
+    if n in index.multi_sizes and not (all_common and n < 3):
+        head = norms_of[first]
+        codes = not all_common
+        # a side draws names of as many words only when its word (or, with codes, its code)
+        # is an edge word of one (`edge_sizes`, `_code_edge_sizes`): without that its
+        # `edge_candidates` is empty, and only the side that has such names is looked up (a
+        # new word's look-up is a miss of several microseconds)
+        from_head = n in edge_sizes[0] or (codes and n in _code_edge_sizes(index, head))
+        from_last = n in edge_sizes[1] or (codes and n in _code_edge_sizes(index, norm))
         # some name of as many words shares an edge word or its code: score word by word,
         # as `best_name` will, only those whose edge word the window's may stand for (kept
         # per word): most such windows ("the wall and" against "the X Y" names) have none
         threshold = cfg.phonetic_threshold
         pair = (cfg.short_length, cfg.phonetic_threshold, cfg.fuzzy_threshold)
-        codes = not all_common
-        head = norms_of[first]
         # a name drawn by one edge word must also align at the other edge (a look-up per
         # word pair) before its words are scored: "the crown shards" against "the X Y"
-        for form in edge_candidates(index, n, head, codes, 0, pair):
-            other = form.words[-1]
-            if norm != other and pair_similarity(norm, other, *pair) < 0.0:
-                continue
-            aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
-            if aligned is not None and aligned >= threshold:
-                return True
-        for form in edge_candidates(index, n, norm, codes, -1, pair):
-            other = form.words[0]
-            if head != other and pair_similarity(head, other, *pair) < 0.0:
-                continue
-            aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
-            if aligned is not None and aligned >= threshold:
-                return True
+        if from_head:
+            for form in edge_candidates(index, n, head, codes, 0, pair):
+                other = form.words[-1]
+                if norm != other and pair_similarity(norm, other, *pair) < 0.0:
+                    continue
+                aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
+                if aligned is not None and aligned >= threshold:
+                    return True
+        if from_last:
+            for form in edge_candidates(index, n, norm, codes, -1, pair):
+                other = form.words[0]
+                if head != other and pair_similarity(head, other, *pair) < 0.0:
+                    continue
+                aligned = aligned_score(norms_of, exact_tokens, first, norm, form, cfg)
+                if aligned is not None and aligned >= threshold:
+                    return True
     return (
         joined_ok
         and not all_common

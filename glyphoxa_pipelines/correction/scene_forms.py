@@ -7,7 +7,9 @@ the window's up to the consonant pairs Whisper trades (`confusions.fold`) or one
 found through shared variants (`confusions.code_variants`: the folded code and, from four
 letters on, its one-letter deletions). The index keeps every name by every variant
 (`NameIndex.by_code_variant`); a scene only filters those look-ups by its own names, so
-laying a new scene out costs a pass over its names, not over their variants.
+laying a new scene out costs a pass over its names, not over their variants. What a window's
+code shares in the index is kept per index, across scenes (`SceneVariants.known`): the scene
+is new on most turns, and the same words' codes come back on every one.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from glyphoxa_pipelines.correction.confusions import code_variants, fold
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 
 CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
+KNOWN_KEPT = 65_536  # per index: window codes with the index's forms sharing a variant
 
 
 @lru_cache(maxsize=8)
@@ -51,11 +54,17 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_index", "_members")
+    __slots__ = ("_index", "_members", "_keys", "known")
 
     def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
         self._index = index
         self._members = members  # the scene's forms with variants, by id, in scene order
+        self._keys = members.keys()
+        # a window code → the index's forms sharing a variant with it (`_sharing`), kept per
+        # index across scenes: the live scene changes on most turns that name someone, so a
+        # per-scene memo of codes starts empty on most turns, while the same words' codes
+        # come back turn after turn
+        self.known: dict[str, Shared] = _known_codes(index) if index else {}
 
     def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
         if self._index is None:
@@ -70,22 +79,45 @@ class SceneVariants:
         return tuple(found)
 
     def sharing(self, code: str) -> tuple[NameForm, ...]:
-        """The scene's forms that share a variant with `code`, each once."""
+        """The scene's forms that share a variant with `code`, each once: the index's (kept
+        in `known`) that are the scene's. Most codes are shared by no name at all."""
         if self._index is None:
             return ()
+        known = self.known
+        entry = known.get(code)
+        if entry is None:
+            entry = _sharing(self._index, code)
+            if len(known) >= KNOWN_KEPT:
+                known.clear()
+            known[code] = entry
+        shared, ids = entry
+        # most codes share no name of the scene: one set test in C says so, where a pass over
+        # the index's names sharing it (dozens for a short code) cost more
+        if not shared or self._keys.isdisjoint(ids):
+            return ()
         members = self._members
-        return tuple(f for f in _sharing(self._index, code) if id(f) in members)
+        return tuple([f for f in shared if id(f) in members])
 
     def __bool__(self) -> bool:
         return bool(self._members)
 
 
-@lru_cache(maxsize=65_536)
-def _sharing(index: NameIndex, code: str) -> tuple[NameForm, ...]:
-    """The index's forms that share a variant with a window's `code`, each once. Kept per
-    index, not per scene: the same words' codes come turn after turn while the scene changes,
-    so a new scene reads them back and only keeps its own names. The variants are looked up
-    as they are made, not built into a set first: most codes are seen once."""
+# a code's index-wide answer (`_sharing`) and the ids of its forms
+Shared = tuple[tuple[NameForm, ...], frozenset[int]]
+
+
+@lru_cache(maxsize=8)
+def _known_codes(index: NameIndex) -> dict[str, Shared]:
+    """The per-index memo of `SceneVariants.known`, emptied when it holds `KNOWN_KEPT`."""
+    return {}
+
+
+def _sharing(index: NameIndex, code: str) -> Shared:
+    """The index's forms that share a variant with a window's `code`, each once, and their
+    ids (the keys they were gathered by, made a set in C). Kept per index, not per scene
+    (`SceneVariants.known`): the same words' codes come turn after turn while the scene
+    changes, so a new scene reads them back and only keeps its own names. The variants are
+    looked up as they are made, not built into a set first: most codes are seen once."""
     by_variant = index.by_code_variant
     folded = fold(code)
     found = {id(f): f for f in by_variant.get(folded, ())}
@@ -93,7 +125,7 @@ def _sharing(index: NameIndex, code: str) -> tuple[NameForm, ...]:
         for k in range(len(folded)):
             for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
                 found[id(form)] = form
-    return tuple(found.values())
+    return tuple(found.values()), frozenset(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,59 +135,68 @@ class SceneForms:
     canon: frozenset[str]  # canonical names of the scene's entities
     by_variant: SceneVariants  # their forms by every variant of their codes
     by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
-    # their one-word forms by their folded codes less the last sound ("Kila" for Keyleth)
-    by_short: dict[str, tuple[NameForm, ...]]
     # the lengths of `by_variant`'s keys: a window's code whose variants have none of them
     # (most codes of several words, longer than any name's) skips their look-ups
     variant_lengths: frozenset[int]
-    # their one-word forms that begin with a V: Whisper may write that sound as "the"
-    voiced: tuple[NameForm, ...] = ()
-    # their one-word forms: one may be heard as a name it begins with and a word ("Vex Alia")
-    single: tuple[NameForm, ...] = ()
     # the words of their multi-word forms: only such a word heard exactly anchors one
     anchor_words: frozenset[str] = frozenset()
+    # their one-word forms with what they bring (`_Facts`), in the scene's order: `single`,
+    # `voiced` and `by_short` are laid out from these when first read (most lines read few)
+    singles: tuple[tuple[NameForm, _Facts], ...] = ()
     # a window's code → `by_variant`'s forms of all its variants: filled as codes come (the
     # same words' codes come utterance after utterance), bounded
     by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
-    # the first three letters of every variant of `by_variant` (those of three letters or
-    # more): most window codes at a session's first sight of them share none, and four set
-    # look-ups tell so where the index's look-ups of every deletion cost more
-    heads: frozenset[str] = frozenset()
+    _laid: dict[str, object] = field(default_factory=dict)  # `single`, `voiced`, `by_short`
+
+    @property
+    def single(self) -> tuple[NameForm, ...]:
+        """Their one-word forms: one may be heard as a name it begins with and a word ("Vex
+        Alia")."""
+        found = self._laid.get("single")
+        if found is None:
+            found = self._laid["single"] = tuple([form for form, _ in self.singles])
+        return found  # type: ignore[return-value]
+
+    @property
+    def voiced(self) -> tuple[NameForm, ...]:
+        """Their one-word forms that begin with a V: Whisper may write that sound as "the"."""
+        found = self._laid.get("voiced")
+        if found is None:
+            found = self._laid["voiced"] = tuple([form for form, facts in self.singles if facts[2]])
+        return found  # type: ignore[return-value]
+
+    @property
+    def by_short(self) -> dict[str, tuple[NameForm, ...]]:
+        """Their one-word forms by their folded codes less the last sound ("Kila" for
+        Keyleth)."""
+        found = self._laid.get("by_short")
+        if found is None:
+            shorts: dict[str, list[NameForm]] = {}
+            for form, facts in self.singles:
+                for short in facts[3]:
+                    shorts.setdefault(short, []).append(form)
+            found = self._laid["by_short"] = {k: tuple(v) for k, v in shorts.items()}
+        return found  # type: ignore[return-value]
 
     def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
-        """The scene's forms sharing a variant with a window's `code`, each once."""
+        """The scene's forms sharing a variant with a window's `code`, each once: the
+        index's answer for the code (`SceneVariants.sharing`, kept per index) kept to the
+        scene's names, and kept per scene for the utterance's other windows."""
         found = self.by_code.get(code)
         if found is None:
-            if len(code) >= 4 and not self._may_share(fold(code)):
-                found = ()
-            else:
-                found = self.by_variant.sharing(code)
+            found = self.by_variant.sharing(code)
             if len(self.by_code) >= CODES_KEPT:
                 self.by_code.clear()
             self.by_code[code] = found
         return found
 
-    def _may_share(self, folded: str) -> bool:
-        """Whether a folded code of four letters or more may share a variant with the scene's
-        names. Its variants begin with its own first three letters or those of its deletion
-        of the first, second or third letter (a later deletion keeps them), so a variant it
-        shares begins with one of these four heads."""
-        heads = self.heads
-        return (
-            folded[:3] in heads
-            or folded[1:4] in heads
-            or folded[0] + folded[2:4] in heads
-            or folded[:2] + folded[3] in heads
-        )
 
-
-NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, {}, frozenset())
+NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, frozenset())
 
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
-# word count when several, whether it begins with a V, its folded codes less the last sound,
-# and the heads of its code variants (`SceneForms.heads`)
-_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...], frozenset[str]]
+# word count when several, whether it begins with a V, and its folded codes less the last sound
+_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...]]
 
 
 def _facts_of(form: NameForm) -> _Facts:
@@ -164,13 +205,12 @@ def _facts_of(form: NameForm) -> _Facts:
         lengths.add(len(code))
         if len(code) >= 4:
             lengths.add(len(code) - 1)
-    heads = frozenset(v[:3] for code in form.codes for v in code_variants(code) if len(v) >= 3)
     size = len(form.words)
     if size > 1:
-        return (frozenset(lengths) if form.codes else None, size, False, (), heads)
+        return (frozenset(lengths) if form.codes else None, size, False, ())
     shorts = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
     starts_v = form.joined.startswith("v")
-    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts, heads)
+    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts)
 
 
 @lru_cache(maxsize=8)
@@ -191,11 +231,8 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     canon = frozenset(f.canonical for f in forms.values())
     members: dict[int, NameForm] = {}
     lengths: set[int] = set()
-    heads: set[str] = set()
     by_size: dict[int, list[NameForm]] = {}
-    by_short: dict[str, list[NameForm]] = {}
-    voiced: list[NameForm] = []
-    single: list[NameForm] = []
+    singles: list[tuple[NameForm, _Facts]] = []
     anchor_words: set[str] = set()
     known = _form_facts(index)
     for key, form in forms.items():
@@ -204,28 +241,20 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
         facts = known.get(key)
         if facts is None:
             facts = known[key] = _facts_of(form)
-        code_lengths, size, starts_v, shorts, form_heads = facts
+        code_lengths, size = facts[0], facts[1]
         if code_lengths is not None:
             members[key] = form
             lengths |= code_lengths
-            heads |= form_heads
         if size:
             by_size.setdefault(size, []).append(form)
             anchor_words.update(form.words)
-            continue
-        if starts_v:
-            voiced.append(form)
-        single.append(form)
-        for short in shorts:
-            by_short.setdefault(short, []).append(form)
+        else:
+            singles.append((form, facts))
     return SceneForms(
         canon,
         SceneVariants(index, members),
         {k: tuple(v) for k, v in by_size.items()},
-        {k: tuple(v) for k, v in by_short.items()},
         frozenset(lengths),
-        tuple(voiced),
-        tuple(single),
         frozenset(anchor_words),
-        heads=frozenset(heads),
+        tuple(singles),
     )

@@ -13,7 +13,7 @@ import pytest
 
 from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct, word_memo
 from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
-from glyphoxa_pipelines.correction.phonetic import Scan
+from glyphoxa_pipelines.correction.phonetic import Scan, _code_edge_sizes
 from glyphoxa_pipelines.correction.window_scoring import (
     Window,
     aligned_forms,
@@ -196,6 +196,28 @@ def test_edge_candidates_hold_every_multi_word_name_the_aligned_scoring_accepts(
                     skipped += 1
     assert accepted >= 5
     assert skipped >= 100  # and most names an edge word draws are ruled out up front
+
+
+def test_a_word_without_edge_sizes_draws_no_edge_candidates() -> None:
+    # the walk's pre-check looks up a side's edge candidates only when its word, or with codes
+    # its code, is an edge word of a name of the window's size: otherwise the look-up must be
+    # empty, and the words here that are such edge words check that it often is not
+    index = NameIndex(["Allura Vysoren", "Tiberius Stormwind", "Elder Brin", "the Iron Gate"])
+    cfg = CorrectionConfig()
+    pair = (cfg.short_length, cfg.phonetic_threshold, cfg.fuzzy_threshold)
+    words = ["alura", "allura", "visoren", "tiberias", "stormwin", "elder", "brinn", "the"]
+    words += ["iron", "gait", "gate", "wall", "and", "storm", "wind", "brin", "tibby", "vise"]
+    drawn = empty = 0
+    for word, n, codes, at in itertools.product(words, (2, 3, 4), (False, True), (0, -1)):
+        sizes = index.edge_sizes.get(word, frozenset())
+        has = n in sizes or (codes and n in _code_edge_sizes(index, word))
+        found = edge_candidates(index, n, word, codes, at, pair)
+        if not has:
+            assert found == (), (word, n, codes, at)
+            empty += 1
+        drawn += bool(found)
+    assert drawn >= 10
+    assert empty >= 100
 
 
 @pytest.mark.parametrize(
