@@ -20,6 +20,7 @@ from typing import Any
 from wordfreq import get_frequency_dict, zipf_frequency
 
 from glyphoxa_pipelines.correction.confusions import code_variants
+from glyphoxa_pipelines.correction.dict_memo import dict_memo
 
 try:
     from doublemetaphone import doublemetaphone
@@ -60,28 +61,14 @@ def normalize(text: str) -> str:
     return _STRIP_CHARS.sub("", folded)
 
 
-# a string's codes, emptied when it holds `_CACHE_LIMIT`: a plain dict, not an `lru_cache`,
-# whose every hit relinks its entry to the front (three more places in memory, among 200,000
-# entries, on the hot path of both stages' walks)
-_CODES: dict[str, tuple[str, ...]] = {}
-
-
+# kept in a plain dict (`dict_memo`): both stages' walks ask for many thousand windows' codes
+@dict_memo(_CACHE_LIMIT)
 def phonetic_codes(normalized: str) -> tuple[str, ...]:
     """Distinct non-empty Double Metaphone codes of an already normalized string.
 
     Non-ASCII letters (Cyrillic, CJK, ...) have no meaningful English code: none is returned, so
     such names match only by spelling.
     """
-    found = _CODES.get(normalized)
-    if found is None:
-        found = _codes_of(normalized)
-        if len(_CODES) >= _CACHE_LIMIT:
-            _CODES.clear()
-        _CODES[normalized] = found
-    return found
-
-
-def _codes_of(normalized: str) -> tuple[str, ...]:
     if not normalized or not normalized.isascii():
         return ()
     primary, secondary = doublemetaphone(normalized)
