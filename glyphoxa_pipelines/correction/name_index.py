@@ -61,8 +61,12 @@ def normalize(text: str) -> str:
     return _STRIP_CHARS.sub("", folded)
 
 
-# kept in a plain dict (`dict_memo`): both stages' walks ask for many thousand windows' codes
-@dict_memo(_CACHE_LIMIT)
+# `phonetic_codes`' results by string, in a plain dict (`dict_memo`): both stages' walks ask
+# for many thousand windows' codes; the context stage's reads it directly
+CODES: dict[str, tuple[str, ...]] = {}
+
+
+@dict_memo(_CACHE_LIMIT, CODES)
 def phonetic_codes(normalized: str) -> tuple[str, ...]:
     """Distinct non-empty Double Metaphone codes of an already normalized string.
 

@@ -45,8 +45,8 @@ from glyphoxa_pipelines.correction.window_scoring import (
     spelling_fallback_possible,
 )
 from glyphoxa_pipelines.correction.word_memo import memo_for, walk_facts
+from glyphoxa_pipelines.correction.word_pieces import PIECES, piece_tokens
 from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE as TOKEN_RE  # re-exported
-from glyphoxa_pipelines.correction.word_pieces import piece_tokens
 
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
 _SENTENCE_END = re.compile(r"[.!?\n\r:;\"“”(\[]")
@@ -121,9 +121,10 @@ class Scan:
         # tokens never hold a space, so the text's pieces between spaces are tokenized
         # alone, each piece once per process (`piece_tokens`): pieces are words with their
         # punctuation, and words repeat
+        pieces = PIECES.get  # `piece_tokens`' memo read in the loop, the call for new pieces
         for piece in text.split(" "):
             for at, size, word, norm, zipf, base_len, base_norm, base_zipf, plain, title in (
-                piece_tokens(piece) if piece else ()
+                (pieces(piece) or piece_tokens(piece)) if piece else ()
             ):
                 start = offset + at
                 end = start + size

@@ -57,7 +57,11 @@ def _spans(piece: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in TOKEN_RE.finditer(piece)]
 
 
-@dict_memo(_CACHE)  # a plain dict: asked for every piece of every utterance
+# `piece_tokens`' results by piece: `Scan` reads them here and calls it for new pieces only
+PIECES: dict[str, tuple[tuple[int, int, str, str, float, int, str, float, bool, bool], ...]] = {}
+
+
+@dict_memo(_CACHE, PIECES)  # a plain dict: asked for every piece of every utterance
 def piece_tokens(
     piece: str,
 ) -> tuple[tuple[int, int, str, str, float, int, str, float, bool, bool], ...]:
