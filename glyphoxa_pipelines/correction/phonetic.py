@@ -279,7 +279,9 @@ def find_corrections(
     # a name heard right alone; the sizes of the multi-word names the word begins or ends,
     # and those its base (without "'s") ends; a function word; an ordinary word with one
     # reading (the only kind the first check below lets pass)
-    exact_tokens, edge_sizes, last_sizes, function_of, plain_common = zip(*rows, strict=True)
+    exact_tokens, edge_sizes, last_sizes, function_of, plain_common, spells_of = zip(
+        *rows, strict=True
+    )
     initial_of = scan.initial
     # where a run of ordinary words ends, and where the words that can be joined end: the
     # walk below jumps over the windows the first check inside it would pass over one by one
@@ -305,7 +307,7 @@ def find_corrections(
         first_sizes = edge_sizes[first]
         # every window from here begins with this word: when no name's spelling begins with
         # it, none of them spells a name's beginning either (the prefixes hold every prefix)
-        spells = norms_of[first] in prefixes
+        spells = spells_of[first]  # `norms_of[first] in prefixes`, kept per word
         joined = ""
         all_common = True
         stop = min(count, first + max_size)
