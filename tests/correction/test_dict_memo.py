@@ -18,3 +18,16 @@ def test_a_kept_result_is_not_worked_out_again_and_the_memo_is_emptied_when_full
     assert len(shout.kept) == 1  # type: ignore[attr-defined]
     assert shout("a") == "A" and calls[-1] == "a"  # worked out again after the emptying
     assert shout.__doc__ == "Upper case."
+
+
+def test_a_caller_given_memo_is_the_one_filled_and_read() -> None:
+    # the walks read `CODES` and `PIECES` themselves: the memo they read must be the one filled
+    kept: dict[str, int] = {}
+
+    @dict_memo(10, kept)
+    def size(word: str) -> int:
+        return len(word)
+
+    assert size("grog") == 4 and kept == {"grog": 4}
+    kept["pike"] = 99  # a kept result is returned as kept, not worked out again
+    assert size("pike") == 99
