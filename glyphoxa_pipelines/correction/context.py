@@ -33,6 +33,7 @@ from glyphoxa_pipelines.correction.confusions import fold, fold_letters
 from glyphoxa_pipelines.correction.english_readings import english_readings
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
+    CODES,
     NameForm,
     NameIndex,
     english_zipf,
@@ -287,6 +288,7 @@ def context_corrections(
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
     by_code = index.by_code
+    codes_kept = CODES.get  # `phonetic_codes`' memo read per window, the call for new strings
     multi_sizes, by_edge, edge_sizes = index.multi_sizes, index.by_edge, index.edge_sizes
     hits: list[_Hit] = []
     # a window with no doubted word and no word rarer than ordinary English is passed over
@@ -361,7 +363,7 @@ def context_corrections(
                     for k in range(first, last + 1)
                 )
             ):
-                codes = phonetic_codes(joined)
+                codes = codes_kept(joined) or phonetic_codes(joined)
             else:
                 # Whisper sure of every word, and an ordinary content word in the window: no
                 # code agreement can vouch for a name (`_need`), and a name found by code could

@@ -27,6 +27,7 @@ English-looking words).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import english_zipf, word_zipf
@@ -52,6 +53,9 @@ def _part_syllables(part: str, silent_e: bool = True) -> int:
     return runs  # none for a part without a vowel: the "s" of "Walk's", the "t" of "don't"
 
 
+# a word's count is kept per word: the guard counts each fix's heard words and name, the same
+# names and words come back fix after fix, and a word's glued-word cuts are several look-ups
+@lru_cache(maxsize=8192)
 def _word_syllables(part: str, english_only: float | None, common_zipf: float = 3.0) -> int:
     """A word's syllables, or those of the two ordinary words it glues ("stone" + "skin":
     the first word's silent "e" is no syllable of its own). With `english_only`, a final "e"

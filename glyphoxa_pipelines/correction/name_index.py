@@ -20,6 +20,7 @@ from typing import Any
 from wordfreq import get_frequency_dict, zipf_frequency
 
 from glyphoxa_pipelines.correction.confusions import code_variants
+from glyphoxa_pipelines.correction.dict_memo import dict_memo
 
 try:
     from doublemetaphone import doublemetaphone
@@ -60,7 +61,12 @@ def normalize(text: str) -> str:
     return _STRIP_CHARS.sub("", folded)
 
 
-@lru_cache(maxsize=_CACHE_LIMIT)
+# `phonetic_codes`' results by string, in a plain dict (`dict_memo`): both stages' walks ask
+# for many thousand windows' codes; the context stage's reads it directly
+CODES: dict[str, tuple[str, ...]] = {}
+
+
+@dict_memo(_CACHE_LIMIT, CODES)
 def phonetic_codes(normalized: str) -> tuple[str, ...]:
     """Distinct non-empty Double Metaphone codes of an already normalized string.
 

@@ -45,8 +45,8 @@ from glyphoxa_pipelines.correction.window_scoring import (
     spelling_fallback_possible,
 )
 from glyphoxa_pipelines.correction.word_memo import memo_for, walk_facts
+from glyphoxa_pipelines.correction.word_pieces import PIECES, piece_tokens
 from glyphoxa_pipelines.correction.word_pieces import TOKEN_RE as TOKEN_RE  # re-exported
-from glyphoxa_pipelines.correction.word_pieces import piece_tokens
 
 _INLINE_SPACE = re.compile(r"[ \t\u00a0]+")
 _SENTENCE_END = re.compile(r"[.!?\n\r:;\"“”(\[]")
@@ -121,9 +121,10 @@ class Scan:
         # tokens never hold a space, so the text's pieces between spaces are tokenized
         # alone, each piece once per process (`piece_tokens`): pieces are words with their
         # punctuation, and words repeat
+        pieces = PIECES.get  # `piece_tokens`' memo read in the loop, the call for new pieces
         for piece in text.split(" "):
             for at, size, word, norm, zipf, base_len, base_norm, base_zipf, plain, title in (
-                piece_tokens(piece) if piece else ()
+                (pieces(piece) or piece_tokens(piece)) if piece else ()
             ):
                 start = offset + at
                 end = start + size
@@ -278,7 +279,9 @@ def find_corrections(
     # a name heard right alone; the sizes of the multi-word names the word begins or ends,
     # and those its base (without "'s") ends; a function word; an ordinary word with one
     # reading (the only kind the first check below lets pass)
-    exact_tokens, edge_sizes, last_sizes, function_of, plain_common = zip(*rows, strict=True)
+    exact_tokens, edge_sizes, last_sizes, function_of, plain_common, spells_of = zip(
+        *rows, strict=True
+    )
     initial_of = scan.initial
     # where a run of ordinary words ends, and where the words that can be joined end: the
     # walk below jumps over the windows the first check inside it would pass over one by one
@@ -304,7 +307,7 @@ def find_corrections(
         first_sizes = edge_sizes[first]
         # every window from here begins with this word: when no name's spelling begins with
         # it, none of them spells a name's beginning either (the prefixes hold every prefix)
-        spells = norms_of[first] in prefixes
+        spells = spells_of[first]  # `norms_of[first] in prefixes`, kept per word
         joined = ""
         all_common = True
         stop = min(count, first + max_size)

@@ -32,7 +32,7 @@ MEMOS_KEPT = 8  # (index, configuration) pairs: a worker serves a few campaigns 
 
 Found = tuple[NameForm, float, Method, bool] | None
 # what the walk reads of a word (`walk_facts`)
-WalkFacts = tuple[bool, frozenset[int], frozenset[int], bool, bool]
+WalkFacts = tuple[bool, frozenset[int], frozenset[int], bool, bool, bool]
 _NO_SIZES: frozenset[int] = frozenset()
 
 
@@ -48,7 +48,8 @@ def walk_facts(
     when it has one; `variants`, `zipf`: its readings, base first, and its frequency):
     whether it is a one-word name heard right, the sizes of the multi-word names it begins
     or ends and those its base ends, whether it is a function word, and whether it is an
-    ordinary word of one reading. All follow from the word, the index and the configuration."""
+    ordinary word of one reading, and whether some name's spelling begins with it (read as
+    written, "'s" and all). All follow from the word, the index and the configuration."""
     by_surface = index.by_surface
     form = by_surface.get(word)
     if form is None and base is not None:
@@ -60,6 +61,9 @@ def walk_facts(
         edge_sizes.get(variants[0][0], _NO_SIZES),
         zipf >= config.function_zipf,
         zipf >= config.common_zipf and len(variants) == 1,
+        # a look-up in a set of every prefix of every name, once per word, not once per
+        # utterance the word is in (among tens of thousands, each a miss of the memory cache)
+        variants[-1][0] in index.joined_prefixes,
     )
 
 

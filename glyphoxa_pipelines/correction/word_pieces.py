@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from glyphoxa_pipelines.correction.dict_memo import dict_memo
 from glyphoxa_pipelines.correction.name_index import normalize, word_zipf
 
 TOKEN_RE = re.compile(r"[^\W_]+(?:['’ʼ\-][^\W_]+)*")
@@ -56,7 +57,11 @@ def _spans(piece: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in TOKEN_RE.finditer(piece)]
 
 
-@lru_cache(maxsize=_CACHE)
+# `piece_tokens`' results by piece: `Scan` reads them here and calls it for new pieces only
+PIECES: dict[str, tuple[tuple[int, int, str, str, float, int, str, float, bool, bool], ...]] = {}
+
+
+@dict_memo(_CACHE, PIECES)  # a plain dict: asked for every piece of every utterance
 def piece_tokens(
     piece: str,
 ) -> tuple[tuple[int, int, str, str, float, int, str, float, bool, bool], ...]:

@@ -134,19 +134,22 @@ def test_the_walk_reads_of_a_word_what_the_index_says_of_it() -> None:
     words: what the walk keeps per word."""
     index, cfg = NameIndex(ENTITIES), CorrectionConfig()
 
-    def facts(word: str) -> tuple[bool, frozenset[int], frozenset[int], bool, bool]:
+    def facts(word: str) -> tuple[bool, frozenset[int], frozenset[int], bool, bool, bool]:
         scan = Scan(word)
         variants = scan.variants[0]
         base = word[: variants[0][1]] if len(variants) > 1 else None
         return walk_facts(index, word, base, variants, scan.zipfs[0], cfg)
 
-    assert facts("Grimjaw") == (True, frozenset(), frozenset(), False, False)
+    assert facts("Grimjaw") == (True, frozenset(), frozenset(), False, False, True)
     assert facts("Grimjaw's")[0] and not facts("grimjaw")[0]
     assert facts("Tiberius")[1:3] == (frozenset({2}), frozenset({2}))
     assert facts("Stormwind's")[1:3] == (frozenset(), frozenset({2}))
-    assert facts("the")[3:] == (True, True)
-    assert facts("hammer")[3:] == (False, True)
-    assert facts("hammer's")[3:] == (False, False)  # two readings: not passed over
+    assert facts("the")[3:5] == (True, True)
+    assert facts("hammer")[3:5] == (False, True)
+    assert facts("hammer's")[3:5] == (False, False)  # two readings: not passed over
+    # a name's spelling begins with the word as read, "'s" and all
+    assert facts("grim")[5] and facts("Tiberius")[5] and not facts("Grimjaw's")[5]
+    assert not facts("hammer")[5]
 
 
 def test_the_fallback_search_says_yes_to_every_window_spelled_close_to_a_name() -> None:
