@@ -181,8 +181,8 @@ async def test_spellings_the_pipeline_heard_are_accepted_or_dismissed_on_the_rev
     assert sorted((s["entity_id"], s["spelling"]) for s in queue["spellings"]) == [
         ("tankard", "Gilded Tankerd"), ("thaldrin", "Taldrin")]
 
-    r = await dm("/review/spellings/thaldrin/accept", {"spelling": "Taldrin", "row": "1"})
-    assert r.status_code == 200 and "now an alias of Thaldrin Ashvale" in r.text
+    r = await dm("/review/spellings/thaldrin/accept", {"spelling": "taldrin", "row": "1"})
+    assert r.status_code == 200 and "Taldrin is now an alias of Thaldrin Ashvale" in r.text
     assert 'id="spelling-1"' in r.text
     ent = await dash_service.run(KnowledgeGraph.get_entity.op(
         dash_service.graph, seed.campaign_id, "thaldrin"))

@@ -51,7 +51,7 @@ async def spelling(
     said = body(SpellingIn, spelling=spelling)
     if answer == "accept":
         out = await dm.accept_spelling(campaign_id, entity_id, said, svc)
-        outcome = f"{said.spelling.strip()} is now an alias of {out['name']}"
+        outcome = f"{out['aliases'][-1]} is now an alias of {out['name']}"  # as heard
     else:
         out = await dm.dismiss_spelling(campaign_id, entity_id, said, svc)
         outcome = f"{out['spelling']} dismissed"
