@@ -102,8 +102,9 @@ def in_play_only(
         for c in guesses
         if c.entity not in entities
         and (
-            (lone_word(c) and (scene or not long_code_shared(c, cfg.unplayed_code_length)))
-            or not (lone_word(c) or anchored(c) or doubted_through(text, c, word_confidences, cfg))
+            (bool(scene) or not long_code_shared(c, cfg.unplayed_code_length))
+            if lone_word(c)
+            else not (anchored(c) or doubted_through(text, c, word_confidences, cfg))
         )
     }
     return [c for c in corrections if id(c) not in dropped] if dropped else corrections
