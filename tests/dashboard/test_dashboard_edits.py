@@ -204,3 +204,13 @@ async def test_spellings_the_pipeline_heard_are_accepted_or_dismissed_on_the_rev
     assert blank.status_code == 422
     bad = await dm("/review/spellings/thaldrin/keep", {"spelling": "Taldrin", "row": "1"})
     assert bad.status_code == 422
+    api = f"/v1/campaigns/{seed.campaign_id}/entities/thaldrin/spellings/accept"
+    for spelling in ("Tal\x00drin", "T" * 201):  # a NUL byte, longer than any name: refused
+        refused = await client.post(api, json={"spelling": spelling})
+        assert refused.status_code == 422 and "spelling" in refused.text
+    # the pipeline's offer skips what no name may be, and the rest of its offer lands
+    assert await dash_service.run(suggest_spellings_op(
+        seed.campaign_id, seed.ended, {"mirela": ["M" * 201, " ", "Mirella"]})) == 1
+    ent = await dash_service.run(KnowledgeGraph.get_entity.op(
+        dash_service.graph, seed.campaign_id, "thaldrin"))
+    assert ent.aliases == ["Thal", "Taldrin"]  # nothing refused was written
