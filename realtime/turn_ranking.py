@@ -38,28 +38,31 @@ from realtime.question_time import in_named_period, named_periods
 # pass"). The weights say nothing data-set specific: top window ranks, the turn's own
 # similarity and rank, rare query words in the turn or beside it, turns by a person the
 # question names, turns spoken in a period the question names, turns that say something their
-# neighbours do not (`information`), and a named person speaking of themself (`own_telling`:
-# a question about someone's life is answered by what they said about it; eighth pass).
+# neighbours do not (`information`), a named person speaking of themself (`own_telling`:
+# a question about someone's life is answered by what they said about it; eighth pass), and a
+# named person's turn that names things (`named_specifics`: "What books has John read?" is
+# answered by "I'm reading Dune by Frank Herbert", not "Books open up new worlds"; ninth).
 # `question_names_speaker` is the same for all of a question's turns, so it reorders nothing
 # and a per-question fit gives it no weight; it stays a feature for the per-turn fits.
 TURN_WEIGHTS: Mapping[str, float] = {
-    "window_rank": 23.5422,  # 1 / (11 + rank of the best window holding the turn)
-    "similarity": 1.0784,  # cosine of the turn's embedding and the query's
-    "similarity_gap": 1.0769,  # similarity minus the best candidate's
-    "similarity_rank": 3.0862,  # 1 / (11 + rank by similarity among the candidates)
-    "words": 2.7719,  # rarity-weighted query words in the turn / the best candidate's
-    "words_rank": -7.2116,  # 1 / (11 + rank by words), 0 without any query word
-    "neighbour_words": 1.3680,  # the better adjacent turn's `words`
-    "neighbour_words_rank": -2.8944,  # the better adjacent turn's `words_rank`
-    "neighbour_similarity_rank": 6.6397,  # the better adjacent turn's `similarity_rank`
-    "speaker_named": 1.5614,  # spoken by a person the question names
+    "window_rank": 24.1607,  # 1 / (11 + rank of the best window holding the turn)
+    "similarity": 1.1032,  # cosine of the turn's embedding and the query's
+    "similarity_gap": 1.1017,  # similarity minus the best candidate's
+    "similarity_rank": 3.3531,  # 1 / (11 + rank by similarity among the candidates)
+    "words": 2.7781,  # rarity-weighted query words in the turn / the best candidate's
+    "words_rank": -7.0287,  # 1 / (11 + rank by words), 0 without any query word
+    "neighbour_words": 1.4387,  # the better adjacent turn's `words`
+    "neighbour_words_rank": -3.3330,  # the better adjacent turn's `words_rank`
+    "neighbour_similarity_rank": 6.8011,  # the better adjacent turn's `similarity_rank`
+    "speaker_named": 1.5208,  # spoken by a person the question names
     "question_names_speaker": 0.0000,  # the question names one of the candidates' speakers
-    "length": -0.1701,  # log(1 + tokens of the turn's text)
-    "named_period": 3.4594,  # spoken in (or within two weeks after) a date the question names
-    "information": 0.3954,  # log(1 + rarity of the turn's own words), see `information`
-    "own_telling": 0.5645,  # said in the first person by a person the question names
+    "length": -0.1028,  # log(1 + tokens of the turn's text)
+    "named_period": 3.6025,  # spoken in (or within two weeks after) a date the question names
+    "information": 0.3061,  # log(1 + rarity of the turn's own words), see `information`
+    "own_telling": 0.5302,  # said in the first person by a person the question names
+    "named_specifics": 0.6470,  # log(1 + things a named person's turn names), see `specifics`
 }
-TURN_BIAS = -10.2850
+TURN_BIAS = -10.3614
 RANK_K = 11  # the rank features' 1 / (RANK_K + rank)
 # Neighbour lift: each turn's log-odds raised by this much times its better adjacent turn's
 # evidence probability, so the packing keeps a scene together around a likely answer (a
@@ -76,6 +79,11 @@ _STOP = frozenset(
 _TERM = re.compile(r"[a-z0-9']+")
 # A speaker talking about themself: what a question about a person's life is answered by.
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|myself|we|our|us)\b", re.I)
+# Specific things a turn names: a capitalised word inside a sentence (a person, a place, a
+# title: not the sentence's first word), a number, a quoted title.
+_INNER_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z'\-]+")
+_NUMBER_OR_QUOTE = re.compile(r"\b\d[\d,.:]*\b|\"[^\"]{2,60}\"")
+_NOT_A_THING = frozenset(("i'm", "i've", "i'll", "i'd", "ok", "okay"))
 
 Links = Mapping[int, tuple[int | None, int | None]]
 
@@ -122,6 +130,23 @@ def word_scores(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, 
 def first_person(text: str) -> bool:
     """The turn speaks of its speaker ("I", "my", "we"); cached like `terms`."""
     return _FIRST_PERSON.search(text) is not None
+
+
+@lru_cache(maxsize=1 << 14)
+def specifics(text: str) -> tuple[tuple[str, ...], int]:
+    """What a turn names that could answer "which / what ... has X ...": its capitalised
+    words inside a sentence, lower-cased ("Dune", "Frank", "Herbert"; the speaker's "I'm"
+    left out), and its count of numbers and quoted titles. Cached like `terms`; the
+    speakers' names (a vocative "Thanks, Nate!") are taken out per search."""
+    capitals = tuple(w for w in map(str.lower, _INNER_CAPITAL.findall(text))
+                     if w not in _NOT_A_THING)
+    return capitals, len(_NUMBER_OR_QUOTE.findall(text))
+
+
+def named_specifics(text: str, speakers: frozenset[str]) -> float:
+    """log(1 + the things a turn names, `specifics`, that are not a speaker's name)."""
+    capitals, others = specifics(text)
+    return math.log1p(others + sum(w not in speakers for w in capitals))
 
 
 def information(rows: Mapping[int, Mapping[str, Any]], query: str) -> dict[int, float]:
@@ -185,6 +210,7 @@ def feature_values(
     periods = named_periods(query)
     names_speaker = float(bool(named))
     info = information(rows, query)
+    speakers = frozenset(str(r.get("speaker_name") or "").lower() for r in rows.values())
     # Each turn's own values once: its neighbours read them again (packing runs this on
     # every search; the per-turn generators and look-ups were most of its time).
     share = {i: words[i] / best_words for i in ids}
@@ -222,6 +248,8 @@ def feature_values(
              else 0.0),  # named_period
             info[i],  # information
             float(by_named and first_person(str(row["text"]))),  # own_telling
+            (named_specifics(str(row["text"]), speakers) if by_named
+             else 0.0),  # named_specifics
         )
     return out
 

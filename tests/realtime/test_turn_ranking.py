@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -160,3 +161,21 @@ def test_a_named_person_speaking_of_themself_is_own_telling() -> None:
                              "What pets does Mira have?")
     assert [feats[i]["own_telling"] for i in (1, 2, 3)] == [1.0, 0.0, 0.0]
     assert tr.first_person("My lute") and not tr.first_person("Imagine them at sea")
+
+
+def test_a_named_persons_turn_that_names_things_outranks_a_generic_one() -> None:
+    rows = _rows(("John", "Books really can open up new worlds, Tim!", 0.5),
+                 ("John", "I'm reading \"Dune\" by Frank Herbert, in 3 days.", 0.5),
+                 ("Tim", "I'm reading \"Dune\" by Frank Herbert, in 3 days.", 0.5))
+    feats = tr.turn_features(rows, dict.fromkeys(rows, 0), {i: (None, None) for i in rows},
+                             "What books has John read?")
+    # a vocative speaker's name and the speaker's "I'm" name nothing
+    assert feats[1]["named_specifics"] == 0.0
+    # "Dune", "Frank", "Herbert", the quoted title and the number
+    assert feats[2]["named_specifics"] == pytest.approx(math.log1p(5))
+    assert feats[3]["named_specifics"] == 0.0  # not spoken by the person asked about
+    assert tr.specifics("Then Dune. Next Arrakis") == (("dune", "arrakis"), 0)
+    assert tr.specifics("Okay, OK then") == ((), 0)
+    scores = tr.turn_scores(rows, dict.fromkeys(rows, 0), {i: (None, None) for i in rows},
+                            "What books has John read?")
+    assert scores[2] > scores[3] and scores[2] > scores[1]
