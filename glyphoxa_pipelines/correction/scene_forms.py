@@ -54,12 +54,14 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_index", "_members", "_keys", "known")
+    __slots__ = ("_index", "_members", "_mask", "known")
 
-    def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
+    def __init__(self, index: NameIndex | None, members: dict[int, NameForm], mask: int) -> None:
         self._index = index
         self._members = members  # the scene's forms with variants, by id, in scene order
-        self._keys = members.keys()
+        # the members' bits (`_form_bits`): a code's forms in the index are the scene's
+        # when its own bits (`Shared`) meet these
+        self._mask = mask
         # a window code → the index's forms sharing a variant with it (`_sharing`), kept per
         # index across scenes: the live scene changes on most turns that name someone, so a
         # per-scene memo of codes starts empty on most turns, while the same words' codes
@@ -90,10 +92,11 @@ class SceneVariants:
             if len(known) >= KNOWN_KEPT:
                 known.clear()
             known[code] = entry
-        shared, ids = entry
-        # most codes share no name of the scene: one set test in C says so, where a pass over
-        # the index's names sharing it (dozens for a short code) cost more
-        if not shared or self._keys.isdisjoint(ids):
+        shared, bits = entry
+        # most codes share no name of the scene: one AND of two integers says so, a few
+        # words of memory each, where a set test touched every id of the index's names
+        # sharing the code (dozens for a short code), each an object of its own
+        if not bits & self._mask:
             return ()
         members = self._members
         return tuple([f for f in shared if id(f) in members])
@@ -102,8 +105,15 @@ class SceneVariants:
         return bool(self._members)
 
 
-# a code's index-wide answer (`_sharing`) and the ids of its forms
-Shared = tuple[tuple[NameForm, ...], frozenset[int]]
+# a code's index-wide answer (`_sharing`) and its forms' bits (`_form_bits`), or'd
+Shared = tuple[tuple[NameForm, ...], int]
+
+
+@lru_cache(maxsize=8)
+def _form_bits(index: NameIndex) -> dict[int, int]:
+    """A form of the index (by id) → a bit of its own, by its place in the index: a set of
+    the index's forms is then one integer, and two such sets meet when their AND is not 0."""
+    return {id(form): 1 << k for k, form in enumerate(index.forms)}
 
 
 @lru_cache(maxsize=8)
@@ -114,7 +124,7 @@ def _known_codes(index: NameIndex) -> dict[str, Shared]:
 
 def _sharing(index: NameIndex, code: str) -> Shared:
     """The index's forms that share a variant with a window's `code`, each once, and their
-    ids (the keys they were gathered by, made a set in C). Kept per index, not per scene
+    bits (`_form_bits`) or'd into one integer. Kept per index, not per scene
     (`SceneVariants.known`): the same words' codes come turn after turn while the scene
     changes, so a new scene reads them back and only keeps its own names. The variants are
     looked up as they are made, not built into a set first: most codes are seen once."""
@@ -125,7 +135,8 @@ def _sharing(index: NameIndex, code: str) -> Shared:
         for k in range(len(folded)):
             for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
                 found[id(form)] = form
-    return tuple(found.values()), frozenset(found)
+    bits = _form_bits(index)
+    return tuple(found.values()), sum([bits[key] for key in found])
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,15 +202,16 @@ class SceneForms:
         return found
 
 
-NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, frozenset())
+NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}, 0), {}, frozenset())
 
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
-# word count when several, whether it begins with a V, and its folded codes less the last sound
-_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...]]
+# word count when several, whether it begins with a V, its folded codes less the last sound,
+# and its bit (`_form_bits`)
+_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...], int]
 
 
-def _facts_of(form: NameForm) -> _Facts:
+def _facts_of(form: NameForm, bit: int) -> _Facts:
     lengths: set[int] = set()  # of the variants: a code's own, one less from four letters on
     for code in form.codes:
         lengths.add(len(code))
@@ -207,10 +219,10 @@ def _facts_of(form: NameForm) -> _Facts:
             lengths.add(len(code) - 1)
     size = len(form.words)
     if size > 1:
-        return (frozenset(lengths) if form.codes else None, size, False, ())
+        return (frozenset(lengths) if form.codes else None, size, False, (), bit)
     shorts = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
     starts_v = form.joined.startswith("v")
-    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts)
+    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts, bit)
 
 
 @lru_cache(maxsize=8)
@@ -234,17 +246,19 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     by_size: dict[int, list[NameForm]] = {}
     singles: list[tuple[NameForm, _Facts]] = []
     anchor_words: set[str] = set()
+    mask = 0
     known = _form_facts(index)
     for key, form in forms.items():
         if form.common:
             continue
         facts = known.get(key)
         if facts is None:
-            facts = known[key] = _facts_of(form)
+            facts = known[key] = _facts_of(form, _form_bits(index)[key])
         code_lengths, size = facts[0], facts[1]
         if code_lengths is not None:
             members[key] = form
             lengths |= code_lengths
+            mask |= facts[4]
         if size:
             by_size.setdefault(size, []).append(form)
             anchor_words.update(form.words)
@@ -252,7 +266,7 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
             singles.append((form, facts))
     return SceneForms(
         canon,
-        SceneVariants(index, members),
+        SceneVariants(index, members, mask),
         {k: tuple(v) for k, v in by_size.items()},
         frozenset(lengths),
         frozenset(anchor_words),
