@@ -71,8 +71,8 @@ class SceneVariants:
 
     @property
     def _members(self) -> dict[int, NameForm]:
-        """The scene's forms with variants, by id, in scene order: laid out when a code
-        shares one of them (most scenes' codes share none, and the AND says so first)."""
+        """The scene's forms with variants, by id, in scene order: laid out when `get` is
+        first asked (a word pair across a comma), which few lines do; `sharing` reads bits."""
         members = self._laid
         if members is None:
             members = self._laid = {key: f for part in self._parts for key, f in part[6]}
@@ -102,21 +102,21 @@ class SceneVariants:
             if len(known) >= KNOWN_KEPT:
                 known.clear()
             known[code] = entry
-        shared, bits = entry
+        shared, bits, each = entry
         # most codes share no name of the scene: one AND of two integers says so, a few
         # words of memory each, where a set test touched every id of the index's names
         # sharing the code (dozens for a short code), each an object of its own
-        if not bits & self._mask:
+        mask = self._mask
+        if not bits & mask:
             return ()
-        members = self._members
-        return tuple([f for f in shared if id(f) in members])
+        return tuple([f for f, bit in zip(shared, each, strict=True) if bit & mask])
 
     def __bool__(self) -> bool:
         return self._mask != 0  # each member has a bit
 
 
-# a code's index-wide answer (`_sharing`) and its forms' bits (`_form_bits`), or'd
-Shared = tuple[tuple[NameForm, ...], int]
+# a code's index-wide answer (`_sharing`), its forms' bits (`_form_bits`) or'd, and each's
+Shared = tuple[tuple[NameForm, ...], int, tuple[int, ...]]
 
 
 @lru_cache(maxsize=8)
@@ -134,7 +134,7 @@ def _known_codes(index: NameIndex) -> dict[str, Shared]:
 
 def _sharing(index: NameIndex, code: str) -> Shared:
     """The index's forms that share a variant with a window's `code`, each once, and their
-    bits (`_form_bits`) or'd into one integer. Kept per index, not per scene
+    bits (`_form_bits`) or'd into one integer and one by one. Kept per index, not per scene
     (`SceneVariants.known`): the same words' codes come turn after turn while the scene
     changes, so a new scene reads them back and only keeps its own names. The variants are
     looked up as they are made, not built into a set first: most codes are seen once."""
@@ -146,7 +146,8 @@ def _sharing(index: NameIndex, code: str) -> Shared:
             for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
                 found[id(form)] = form
     bits = _form_bits(index)
-    return tuple(found.values()), sum([bits[key] for key in found])
+    each = tuple([bits[key] for key in found])
+    return tuple(found.values()), sum(each), each
 
 
 @dataclass(slots=True, eq=False)
