@@ -365,7 +365,10 @@ def find_corrections(
             for k, (norm, end, zipf) in enumerate(variants):
                 common = zipf >= common_zipf
                 win_joined = joined + norm
-                forms = by_joined.get(win_joined)
+                # a window of several words begins with its first word read whole: when no
+                # name's spelling begins with that (`spells`), none is spelled like the
+                # window, and the look-up (a miss of the memory cache) is spared
+                forms = by_joined.get(win_joined) if spells or n == 1 else None
                 if forms is None:
                     # cheap rejections before any phonetic work
                     if k or (common and n == 1):
