@@ -119,6 +119,9 @@ class SceneVariants:
 Shared = tuple[tuple[NameForm, ...], int, tuple[int, ...]]
 
 
+_SHARED_BY_NONE: Shared = ((), 0, ())
+
+
 @lru_cache(maxsize=8)
 def _form_bits(index: NameIndex) -> dict[int, int]:
     """A form of the index (by id) → a bit of its own, by its place in the index: a set of
@@ -145,8 +148,9 @@ def _sharing(index: NameIndex, code: str) -> Shared:
         for k in range(len(folded)):
             for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
                 found[id(form)] = form
-    bits = _form_bits(index)
-    each = tuple([bits[key] for key in found])
+    if not found:
+        return _SHARED_BY_NONE
+    each = tuple(map(_form_bits(index).__getitem__, found))
     return tuple(found.values()), sum(each), each
 
 
