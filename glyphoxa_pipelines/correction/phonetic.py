@@ -365,7 +365,10 @@ def find_corrections(
             for k, (norm, end, zipf) in enumerate(variants):
                 common = zipf >= common_zipf
                 win_joined = joined + norm
-                forms = by_joined.get(win_joined)
+                # a window of several words begins with its first word read whole: when no
+                # name's spelling begins with that (`spells`), none is spelled like the
+                # window, and the look-up (a miss of the memory cache) is spared
+                forms = by_joined.get(win_joined) if spells or n == 1 else None
                 if forms is None:
                     # cheap rejections before any phonetic work
                     if k or (common and n == 1):
@@ -388,15 +391,16 @@ def find_corrections(
                     if n == 1 and exact_tokens[first]:
                         continue
                     if n > 1:
-                        # what the pre-check reads (the words normalized, the last as read,
-                        # their frequencies, the names heard right among them) follows from
-                        # the words as written, the last read without its "'s" (the only
-                        # reading that gets here): a key of those is shorter to build and
-                        # hash (`word_memo`)
+                        # what the pre-check and `best_name` read (the words normalized, the
+                        # last as read, their frequencies and capitals, the names heard right
+                        # among them) follows from the words as written, the last read
+                        # without its "'s" (the only reading that gets here): a key of those
+                        # is shorter to build and hash (`word_memo`). The memo keeps the
+                        # window's answer: False, or what `best_name` found
                         key = words_of[first : last + 1]
-                        may = windows.get(key)
-                        if may is None:
-                            may = _may_match(
+                        kept = windows.get(key)
+                        if kept is None:
+                            if not _may_match(
                                 index,
                                 cfg,
                                 scan,
@@ -408,17 +412,20 @@ def find_corrections(
                                 zipf,
                                 all_common and common,
                                 (first_sizes, last_sizes[last]),
-                            )
-                            if len(windows) >= windows_kept:
-                                windows.clear()
-                            windows[key] = may
-                        if not may:
+                            ):
+                                if len(windows) >= windows_kept:
+                                    windows.clear()
+                                windows[key] = False
+                                continue
+                        elif not kept:
                             continue
                 if forms is None and n == 1:
                     # a word alone: its result depends on the word and where it stands only
                     result = single_name(
                         text[starts[first] : end], norm, zipf, alone_titled, initial_of[first]
                     )
+                elif forms is None and kept is not None:
+                    result = kept  # a window of several words scored before
                 else:
                     win = Window(
                         norms_of[first:last] + [norm],
@@ -434,6 +441,9 @@ def find_corrections(
                         result = normalized_hit(win, forms, cfg)
                     else:
                         result = best_name(win, index, cfg)
+                        if len(windows) >= windows_kept:
+                            windows.clear()
+                        windows[key] = result or False
                 if result is not None:
                     form, score, method, exact = result
                     split = n > form.n_words and not exact and method != "normalized"

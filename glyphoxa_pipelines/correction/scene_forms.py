@@ -7,9 +7,11 @@ the window's up to the consonant pairs Whisper trades (`confusions.fold`) or one
 found through shared variants (`confusions.code_variants`: the folded code and, from four
 letters on, its one-letter deletions). The index keeps every name by every variant
 (`NameIndex.by_code_variant`); a scene only filters those look-ups by its own names, so
-laying a new scene out costs a pass over its names, not over their variants. What a window's
-code shares in the index is kept per index, across scenes (`SceneVariants.known`): the scene
-is new on most turns, and the same words' codes come back on every one.
+laying a new scene out costs a pass over its names, not over their variants: each entity's
+share (its forms' facts, its members as one integer of bits) is worked out once per process
+and a scene merges its entities' shares. What a window's code shares in the index is kept per
+index, across scenes (`SceneVariants.known`, with those forms' bits): the scene is new on
+most turns, and the same words' codes come back on every one.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ KNOWN_KEPT = 65_536  # per index: window codes with the index's forms sharing a 
 
 
 @lru_cache(maxsize=8)
-def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
-    """Every name of the index (canonical or alias) → the forms of its entity, built once per
-    index (indexes are immutable): a scene is resolved by look-ups, not a pass over all names."""
+def _entities(index: NameIndex) -> tuple[dict[str, tuple[str, ...]], dict[str, list[NameForm]]]:
+    """Every name of the index (canonical or alias) → the canonical names of the entities it
+    names, and every canonical name → its entity's forms in index order; built once per index
+    (indexes are immutable): a scene is resolved by look-ups, not a pass over all names."""
     by_canonical: dict[str, list[NameForm]] = {}
     for form in index.forms:
         by_canonical.setdefault(form.canonical, []).append(form)
@@ -36,10 +39,7 @@ def _entity_forms(index: NameIndex) -> dict[str, tuple[NameForm, ...]]:
     for form in index.forms:
         for name in (form.surface, form.canonical):
             out.setdefault(name, {})[form.canonical] = None
-    return {
-        name: tuple(f for canonical in entities for f in by_canonical[canonical])
-        for name, entities in out.items()
-    }
+    return {name: tuple(entities) for name, entities in out.items()}, by_canonical
 
 
 class VariantLookup(Protocol):
@@ -54,17 +54,29 @@ class SceneVariants:
     """The scene's forms by every variant of their codes: the index's look-up
     (`NameIndex.by_code_variant`) kept to the scene's forms, in the scene's order."""
 
-    __slots__ = ("_index", "_members", "_keys", "known")
+    __slots__ = ("_index", "_parts", "_laid", "_mask", "known")
 
-    def __init__(self, index: NameIndex | None, members: dict[int, NameForm]) -> None:
+    def __init__(self, index: NameIndex | None, parts: tuple[_Part, ...], mask: int) -> None:
         self._index = index
-        self._members = members  # the scene's forms with variants, by id, in scene order
-        self._keys = members.keys()
+        self._parts = parts  # the scene's entities' shares (`_Part`), in scene order
+        self._laid: dict[int, NameForm] | None = None  # `_members`, when first read
+        # the members' bits (`_form_bits`): a code's forms in the index are the scene's
+        # when its own bits (`Shared`) meet these
+        self._mask = mask
         # a window code → the index's forms sharing a variant with it (`_sharing`), kept per
         # index across scenes: the live scene changes on most turns that name someone, so a
         # per-scene memo of codes starts empty on most turns, while the same words' codes
         # come back turn after turn
         self.known: dict[str, Shared] = _known_codes(index) if index else {}
+
+    @property
+    def _members(self) -> dict[int, NameForm]:
+        """The scene's forms with variants, by id, in scene order: laid out when `get` is
+        first asked (a word pair across a comma), which few lines do; `sharing` reads bits."""
+        members = self._laid
+        if members is None:
+            members = self._laid = {key: f for part in self._parts for key, f in part[6]}
+        return members
 
     def get(self, variant: str, default: tuple[NameForm, ...] = (), /) -> tuple[NameForm, ...]:
         if self._index is None:
@@ -90,20 +102,31 @@ class SceneVariants:
             if len(known) >= KNOWN_KEPT:
                 known.clear()
             known[code] = entry
-        shared, ids = entry
-        # most codes share no name of the scene: one set test in C says so, where a pass over
-        # the index's names sharing it (dozens for a short code) cost more
-        if not shared or self._keys.isdisjoint(ids):
+        shared, bits, each = entry
+        # most codes share no name of the scene: one AND of two integers says so, a few
+        # words of memory each, where a set test touched every id of the index's names
+        # sharing the code (dozens for a short code), each an object of its own
+        mask = self._mask
+        if not bits & mask:
             return ()
-        members = self._members
-        return tuple([f for f in shared if id(f) in members])
+        return tuple([f for f, bit in zip(shared, each, strict=True) if bit & mask])
 
     def __bool__(self) -> bool:
-        return bool(self._members)
+        return self._mask != 0  # each member has a bit
 
 
-# a code's index-wide answer (`_sharing`) and the ids of its forms
-Shared = tuple[tuple[NameForm, ...], frozenset[int]]
+# a code's index-wide answer (`_sharing`), its forms' bits (`_form_bits`) or'd, and each's
+Shared = tuple[tuple[NameForm, ...], int, tuple[int, ...]]
+
+
+_SHARED_BY_NONE: Shared = ((), 0, ())
+
+
+@lru_cache(maxsize=8)
+def _form_bits(index: NameIndex) -> dict[int, int]:
+    """A form of the index (by id) → a bit of its own, by its place in the index: a set of
+    the index's forms is then one integer, and two such sets meet when their AND is not 0."""
+    return {id(form): 1 << k for k, form in enumerate(index.forms)}
 
 
 @lru_cache(maxsize=8)
@@ -114,7 +137,7 @@ def _known_codes(index: NameIndex) -> dict[str, Shared]:
 
 def _sharing(index: NameIndex, code: str) -> Shared:
     """The index's forms that share a variant with a window's `code`, each once, and their
-    ids (the keys they were gathered by, made a set in C). Kept per index, not per scene
+    bits (`_form_bits`) or'd into one integer and one by one. Kept per index, not per scene
     (`SceneVariants.known`): the same words' codes come turn after turn while the scene
     changes, so a new scene reads them back and only keeps its own names. The variants are
     looked up as they are made, not built into a set first: most codes are seen once."""
@@ -125,12 +148,17 @@ def _sharing(index: NameIndex, code: str) -> Shared:
         for k in range(len(folded)):
             for form in by_variant.get(folded[:k] + folded[k + 1 :], ()):
                 found[id(form)] = form
-    return tuple(found.values()), frozenset(found)
+    if not found:
+        return _SHARED_BY_NONE
+    each = tuple(map(_form_bits(index).__getitem__, found))
+    return tuple(found.values()), sum(each), each
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class SceneForms:
-    """The forms of a scene's entities, laid out for the context stage's look-ups."""
+    """The forms of a scene's entities, laid out for the context stage's look-ups. Never
+    changed once laid out (not frozen: a frozen dataclass sets each field through
+    `object.__setattr__`, and a new scene is laid out on most lines that name someone)."""
 
     canon: frozenset[str]  # canonical names of the scene's entities
     by_variant: SceneVariants  # their forms by every variant of their codes
@@ -191,15 +219,16 @@ class SceneForms:
         return found
 
 
-NO_SCENE = SceneForms(frozenset(), SceneVariants(None, {}), {}, frozenset())
+NO_SCENE = SceneForms(frozenset(), SceneVariants(None, (), 0), {}, frozenset())
 
 
 # What a form brings to a scene: the lengths of its code variants (None without codes), its
-# word count when several, whether it begins with a V, and its folded codes less the last sound
-_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...]]
+# word count when several, whether it begins with a V, its folded codes less the last sound,
+# and its bit (`_form_bits`)
+_Facts = tuple[frozenset[int] | None, int, bool, tuple[str, ...], int]
 
 
-def _facts_of(form: NameForm) -> _Facts:
+def _facts_of(form: NameForm, bit: int) -> _Facts:
     lengths: set[int] = set()  # of the variants: a code's own, one less from four letters on
     for code in form.codes:
         lengths.add(len(code))
@@ -207,17 +236,79 @@ def _facts_of(form: NameForm) -> _Facts:
             lengths.add(len(code) - 1)
     size = len(form.words)
     if size > 1:
-        return (frozenset(lengths) if form.codes else None, size, False, ())
+        return (frozenset(lengths) if form.codes else None, size, False, (), bit)
     shorts = tuple({fold(code)[:-1] for code in form.codes if len(code) >= 3})
     starts_v = form.joined.startswith("v")
-    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts)
+    return (frozenset(lengths) if form.codes else None, 0, starts_v, shorts, bit)
+
+
+# An entity's share of a scene (`_part_of`): its canonical name, its members' bits or'd, the
+# lengths of their code variants, its multi-word forms, their words, its one-word forms with
+# their facts, and its members as (id, form): the forms with codes (ordinary-word names aside)
+_Part = tuple[
+    str,
+    int,
+    frozenset[int],
+    tuple[NameForm, ...],
+    frozenset[str],
+    tuple[tuple[NameForm, _Facts], ...],
+    tuple[tuple[int, NameForm], ...],
+]
+
+
+def _part_of(index: NameIndex, forms: list[NameForm]) -> _Part:
+    """An entity's share of a scene, from its forms in index order."""
+    bits = _form_bits(index)
+    mask = 0
+    lengths: set[int] = set()
+    multi: list[NameForm] = []
+    singles: list[tuple[NameForm, _Facts]] = []
+    members: list[tuple[int, NameForm]] = []
+    for form in forms:
+        if form.common:
+            continue
+        key = id(form)
+        facts = _facts_of(form, bits[key])
+        code_lengths, size = facts[0], facts[1]
+        if code_lengths is not None:
+            members.append((key, form))
+            lengths |= code_lengths
+            mask |= facts[4]
+        if size:
+            multi.append(form)
+        else:
+            singles.append((form, facts))
+    words = frozenset(w for form in multi for w in form.words)
+    shares = (frozenset(lengths), tuple(multi), words, tuple(singles), tuple(members))
+    return (forms[0].canonical, mask, *shares)
 
 
 @lru_cache(maxsize=8)
-def _form_facts(index: NameIndex) -> dict[int, _Facts]:
-    """A form of the index (by id: the index holds its forms) → what it brings to a scene,
-    filled as scenes name the forms: worked out once per process, not once per scene a form
-    is in (a speaker's own names make most scenes new)."""
+def _name_parts(index: NameIndex) -> dict[str, tuple[_Part, ...]]:
+    """A name of the index → the shares (`_part_of`) of the entities it names, filled as
+    scenes name them: worked out once per process, not once per scene a name is in (a
+    speaker's own names make most scenes new), and not for every name up front."""
+    return {}
+
+
+def _parts_named(index: NameIndex, name: str) -> tuple[_Part, ...]:
+    """`_name_parts`' entry for `name`, worked out and kept when new (an unknown name has
+    none); an entity two names name is worked out once."""
+    named, by_canonical = _entities(index)
+    by_entity = _entity_parts(index)
+    parts = []
+    for canonical in named.get(name, ()):
+        part = by_entity.get(canonical)
+        if part is None:
+            part = by_entity[canonical] = _part_of(index, by_canonical[canonical])
+        parts.append(part)
+    found = _name_parts(index)[name] = tuple(parts)
+    return found
+
+
+@lru_cache(maxsize=8)
+def _entity_parts(index: NameIndex) -> dict[str, _Part]:
+    """A canonical name → its entity's share of a scene (`_part_of`), filled as named."""
     return {}
 
 
@@ -225,34 +316,31 @@ def _form_facts(index: NameIndex) -> dict[int, _Facts]:
 def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     """The scene's entities (given by canonical name or any alias) and their forms, ready for
     look-ups. The live scene changes with every new name said, so this must be cheap uncached
-    too."""
-    entity_forms = _entity_forms(index)
-    forms = {id(f): f for name in scene for f in entity_forms.get(name, ())}
-    canon = frozenset(f.canonical for f in forms.values())
-    members: dict[int, NameForm] = {}
+    too: each entity's share is worked out once (`_part_of`), a scene merges its entities'."""
+    known = _name_parts(index)
+    chosen: dict[str, _Part] = {}  # by canonical name: the first mention keeps its place
+    for name in scene:
+        parts = known.get(name)
+        if parts is None:
+            parts = _parts_named(index, name)
+        for part in parts:
+            chosen[part[0]] = part
+    mask = 0
     lengths: set[int] = set()
     by_size: dict[int, list[NameForm]] = {}
     singles: list[tuple[NameForm, _Facts]] = []
     anchor_words: set[str] = set()
-    known = _form_facts(index)
-    for key, form in forms.items():
-        if form.common:
-            continue
-        facts = known.get(key)
-        if facts is None:
-            facts = known[key] = _facts_of(form)
-        code_lengths, size = facts[0], facts[1]
-        if code_lengths is not None:
-            members[key] = form
-            lengths |= code_lengths
-        if size:
-            by_size.setdefault(size, []).append(form)
-            anchor_words.update(form.words)
-        else:
-            singles.append((form, facts))
+    for _, bits, code_lengths, multi, words, ones, _ in chosen.values():
+        mask |= bits
+        lengths |= code_lengths
+        if multi:
+            for form in multi:
+                by_size.setdefault(len(form.words), []).append(form)
+            anchor_words |= words
+        singles += ones
     return SceneForms(
-        canon,
-        SceneVariants(index, members),
+        frozenset(chosen),
+        SceneVariants(index, tuple(chosen.values()), mask),
         {k: tuple(v) for k, v in by_size.items()},
         frozenset(lengths),
         frozenset(anchor_words),

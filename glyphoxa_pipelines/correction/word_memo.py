@@ -11,9 +11,12 @@ immutable and the configuration frozen, so a kept result never goes stale.
 
 A window of several words that no name is spelled like goes through the walk's pre-check
 (`phonetic._may_match`: its code, the names sharing an edge word, the spelling fallback's
-search) before any scoring; the answer depends only on its words as written (the last read
-without its "'s") and the same pair (index, configuration), and the
-same windows ("Grog and", "hands Branaka") come back turn after turn, so it is kept too. So
+search) before any scoring, and the few it lets through go to `best_name`; both answers
+depend only on its words as written (the last read without its "'s": their capitals, the
+names heard right among them, their frequencies) and the same pair (index, configuration),
+and the same windows ("Grog and", "hands Branaka") come back turn after turn, so the
+window's answer is kept too: False, or what `best_name` found (a window the pre-check lets
+through costs a full search, tens of microseconds, each time it is met otherwise). So
 is what the walk reads of each word (a name heard right, the sizes of the names it may begin
 or end, an ordinary or a function word): a few look-ups a word, read once per utterance.
 """
@@ -81,10 +84,11 @@ class WordMemo:
         # (`walk_facts`); emptied when it holds `words_kept`
         self.words: dict[str, WalkFacts] = {}
         self.words_kept = WORDS_KEPT
-        # a window's words as written → whether the walk's pre-check lets it through (what
-        # it reads of them, their normalized forms, frequencies and which are names heard
-        # right, follows from them; the last is read without its "'s")
-        self.windows: dict[tuple[str, ...], bool] = {}
+        # a window's words as written → False when the walk's pre-check turns it away or
+        # `best_name` finds nothing for it, else what `best_name` found (what both read of
+        # the words, their normalized forms, frequencies, capitals and which are names
+        # heard right, follows from them; the last is read without its "'s")
+        self.windows: dict[tuple[str, ...], Found | bool] = {}
         self.windows_kept = WINDOWS_KEPT  # `windows` is emptied when it holds as many
 
     def _single(self, text: str, norm: str, zipf: float, titled: bool, initial: bool) -> Found:

@@ -128,6 +128,43 @@ def test_a_remembered_window_pre_check_answers_as_a_fresh_one(
     assert changed >= 5  # the lines hold misheard names: the check compares findings
 
 
+def test_a_window_scored_once_is_read_back_not_scored_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A window of several words the pre-check lets through is scored by `best_name` once
+    per index and configuration: the memo keeps what it found, and the line comes out the
+    same from the memo as from scratch."""
+    from glyphoxa_pipelines.correction import phonetic
+
+    scored: list[str] = []
+    score = phonetic.best_name
+
+    def counted(win: Window, index: NameIndex, cfg: CorrectionConfig):  # noqa: ANN202
+        scored.append(win.joined)
+        return score(win, index, cfg)
+
+    monkeypatch.setattr(phonetic, "best_name", counted)
+    lines = ["the eldrin acks and vax il dan ran", "so tiberias storm wind met grim jow"]
+    cfg = CorrectionConfig()
+    index = NameIndex(ENTITIES)
+    first = [correct(line, index, config=cfg) for line in lines]
+    assert {"eldrinacks", "grimjow"} <= set(scored)  # several heard words scored as one name
+    kept = memo_for(index, cfg).windows
+    assert kept[("eldrin", "acks")][0].canonical == "Eldrinax"  # what was found, not a yes
+    assert kept[("grim", "jow")][0].canonical == "Grimjaw"
+    assert any(value is False for value in kept.values())  # and the windows that found none
+    scored.clear()
+    again = [correct(line, index, config=cfg) for line in lines]
+    assert not scored
+    assert again == first
+    assert [c.replacement for r in first for c in r.corrections] == [
+        "Eldrinax",
+        "Vax'ildan",
+        "Tiberius Stormwind",
+        "Grimjaw",
+    ]
+
+
 def test_the_walk_reads_of_a_word_what_the_index_says_of_it() -> None:
     """A one-word name heard right (also before "'s"), the sizes of the multi-word names a
     word begins or ends (its base's, for the last word of a window), function and ordinary
