@@ -33,7 +33,6 @@ from glyphoxa_pipelines.correction.confusions import fold, fold_letters
 from glyphoxa_pipelines.correction.english_readings import english_readings
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
-    CODES,
     NameForm,
     NameIndex,
     english_zipf,
@@ -42,6 +41,7 @@ from glyphoxa_pipelines.correction.name_index import (
 )
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
 from glyphoxa_pipelines.correction.scene_forms import NO_SCENE, scene_forms
+from glyphoxa_pipelines.correction.window_codes import window_codes, window_facts
 from glyphoxa_pipelines.correction.window_scoring import sounds_like
 from glyphoxa_pipelines.correction.written_forms import (
     across_comma,
@@ -287,8 +287,8 @@ def context_corrections(
     norm_tuple = tuple(norms)  # a window's words are then one slice, not a list made a tuple
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
-    by_code = index.by_code
-    codes_kept = CODES.get  # `phonetic_codes`' memo read per window, the call for new strings
+    # a window's codes and what they bring, one look-up per window; the call for new ones
+    windows_kept = window_codes(index).get
     multi_sizes, by_edge, edge_sizes = index.multi_sizes, index.by_edge, index.edge_sizes
     hits: list[_Hit] = []
     # a window with no doubted word and no word rarer than ordinary English is passed over
@@ -363,22 +363,25 @@ def context_corrections(
                     for k in range(first, last + 1)
                 )
             ):
-                codes = codes_kept(joined) or phonetic_codes(joined)
+                codes, code_facts = windows_kept(joined) or window_facts(index, joined)
             else:
                 # Whisper sure of every word, and an ordinary content word in the window: no
                 # code agreement can vouch for a name (`_need`), and a name found by code could
                 # win only anchored by a rare word of its own heard exactly (`_anchored`),
                 # which no word here is for the scene's names; only names sharing an edge word
                 # can, and they are looked up below without the window's code
-                codes = ()
+                codes, code_facts = (), ()
             forms: dict[int, NameForm] = {}
-            for code in codes:
+            for code, size, named_by_code, sharing in code_facts:
                 if unsure:
-                    for form in by_code.get(code, ()):
+                    for form in named_by_code:
                         forms[id(form)] = form
-                size = len(code)  # its variants' lengths: folding keeps it, a deletion is one less
-                if has_variants and (
-                    size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
+                # `size`: its variants' lengths (folding keeps it, a deletion is one less);
+                # `sharing`: the names sharing a variant, of which the scene must hold one
+                if (
+                    has_variants
+                    and (size in scene_lengths or (size >= 4 and size - 1 in scene_lengths))
+                    and not scene_canon.isdisjoint(sharing)
                 ):
                     for form in in_play.forms_of_code(code):
                         forms[id(form)] = form

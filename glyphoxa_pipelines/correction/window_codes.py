@@ -1,0 +1,78 @@
+"""What a window's spelling brings to the context stage, read in one look-up per window.
+
+The context stage asks three things of each window it walks (`context.py`): its Double
+Metaphone codes, the index's names of each code (the names Whisper's doubt may take), and
+which of the scene's names share a variant of a code (`SceneForms.forms_of_code`). Each was a
+look-up of its own into a memo of tens of thousands of entries (the codes of every string
+seen, the index's names by code, the codes seen in any scene), and on a warm line each is a
+miss of the memory cache: about 57 such look-ups in a slow line of 24 words.
+
+All three depend on the window's spelling and the index only, so they are kept together per
+spelling and index (`window_codes`): one look-up per window, then the scene's part is one set
+test of the canonical names sharing a variant with a code against the scene's (`canon`).
+Most codes share no name of the scene, and those then cost no call into the scene's memo; a
+code that does is looked up there as before, so the scene's forms, and their order, are the
+scene's own answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from glyphoxa_pipelines.correction.confusions import code_variants
+from glyphoxa_pipelines.correction.name_index import CODES, NameForm, NameIndex, phonetic_codes
+
+WINDOWS_KEPT = 65_536  # per index: a session's windows of one to three words, emptied when full
+
+_NO_NAMES: frozenset[str] = frozenset()
+
+# one code of a window: the code, its length, the index's forms with the code, and the
+# canonical names of the index's forms sharing a variant with it (`code_variants`)
+CodeFacts = tuple[str, int, Sequence[NameForm], frozenset[str]]
+# a window's codes, and each code's facts in the same order
+WindowCodes = tuple[tuple[str, ...], tuple[CodeFacts, ...]]
+
+
+@lru_cache(maxsize=8)
+def _kept(index: NameIndex) -> dict[str, WindowCodes]:
+    """The per-index memo of `window_codes`, emptied when it holds `WINDOWS_KEPT`."""
+    return {}
+
+
+def _sharing_names(index: NameIndex, code: str) -> frozenset[str]:
+    """Canonical names of the index's forms sharing a variant with `code` (the same variants
+    `SceneVariants.sharing` looks up): a scene holding none of them has no form for it."""
+    by_variant = index.by_code_variant
+    names = {
+        form.canonical for variant in code_variants(code) for form in by_variant.get(variant, ())
+    }
+    return frozenset(names) if names else _NO_NAMES
+
+
+def _facts(index: NameIndex, joined: str) -> WindowCodes:
+    codes = CODES.get(joined) or phonetic_codes(joined)
+    by_code = index.by_code
+    return codes, tuple(
+        (code, len(code), by_code.get(code, ()), _sharing_names(index, code))
+        for code in codes
+    )
+
+
+def window_codes(index: NameIndex) -> dict[str, WindowCodes]:
+    """The memo of windows' facts for `index`: a hot loop reads it with `get` and calls
+    `window_facts` for spellings it lacks."""
+    return _kept(index)
+
+
+def window_facts(index: NameIndex, joined: str) -> WindowCodes:
+    """The codes of a window spelled `joined` (its words' normalized spellings, joined) and
+    what each brings (`CodeFacts`), worked out and kept."""
+    kept = _kept(index)
+    found = kept.get(joined)
+    if found is None:
+        found = _facts(index, joined)
+        if len(kept) >= WINDOWS_KEPT:
+            kept.clear()
+        kept[joined] = found
+    return found

@@ -1,0 +1,82 @@
+"""A window's facts read in one look-up (`window_codes`) must say what the separate look-ups
+said: its codes, the index's names of each code, and, for every scene, whether the scene has
+a form sharing a variant with a code (the context stage asks the scene only then)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from glyphoxa_pipelines.correction import NameIndex
+from glyphoxa_pipelines.correction import window_codes as module
+from glyphoxa_pipelines.correction.name_index import normalize, phonetic_codes
+from glyphoxa_pipelines.correction.scene_forms import scene_forms
+from glyphoxa_pipelines.correction.window_codes import window_codes, window_facts
+
+ENTITIES = [
+    "Keyleth",
+    "Vex'ahlia",
+    "Vax'ildan",
+    "Scanlan Shorthalt",
+    "Trinket",
+    "Grog Strongjaw",
+    "Percival de Rolo",
+    "Clarota",
+    "Thessa Morn",
+    "Brannoc",
+    "Vrel",
+    "Kima of Vord",
+]
+HEARD = ["kila", "bex", "vacks", "scamlin", "trinkit", "drinkit", "grok", "claratoe", "borrel"]
+HEARD += ["thessaborn", "brannock", "kima", "tuberus", "strongjaw", "table", "the", "zzq"]
+
+
+def test_a_window_brings_its_codes_and_the_index_names_of_each() -> None:
+    index = NameIndex(ENTITIES)
+    for heard in HEARD:
+        codes, facts = window_facts(index, heard)
+        assert codes == phonetic_codes(heard)
+        assert [fact[0] for fact in facts] == list(codes)
+        for code, size, named, _ in facts:
+            assert size == len(code)
+            assert list(named) == list(index.by_code.get(code, ()))
+    # "trinkit" has Trinket's very code: the look-up must find it, not an empty answer
+    _, facts = window_facts(index, "trinkit")
+    assert any(form.canonical == "Trinket" for fact in facts for form in fact[2])
+
+
+def test_a_scene_without_a_sharing_name_has_no_form_for_the_code() -> None:
+    """Every scene, every window code: the scene's own look-up finds forms only when the
+    scene holds a name sharing a variant, so skipping it otherwise changes nothing; and some
+    codes do find forms (a test that found none would prove nothing)."""
+    index = NameIndex(ENTITIES)
+    names = [normalize(name).split()[0] for name in ENTITIES] + ENTITIES
+    rng = random.Random(3)
+    scenes = [tuple(rng.sample(ENTITIES, rng.randint(1, 5))) for _ in range(40)]
+    scenes += [(name,) for name in names]
+    found = skipped = 0
+    for scene, heard in itertools.product(scenes, HEARD):
+        in_play = scene_forms(index, scene)
+        for code, _, _, sharing in window_facts(index, heard)[1]:
+            forms = in_play.forms_of_code(code)
+            if forms:
+                found += 1
+                assert not in_play.canon.isdisjoint(sharing), (scene, heard, code)
+                assert {form.canonical for form in forms} <= sharing
+            elif in_play.canon.isdisjoint(sharing):
+                skipped += 1
+    assert found > 50 and skipped > 50
+
+
+def test_the_memo_is_read_by_spelling_and_stays_bounded(monkeypatch) -> None:
+    index = NameIndex(ENTITIES)
+    monkeypatch.setattr(module, "WINDOWS_KEPT", 4)
+    kept = window_codes(index)
+    kept.clear()
+    first = window_facts(index, "kila")
+    assert kept["kila"] is first
+    assert window_facts(index, "kila") is first
+    for heard in HEARD:
+        window_facts(index, heard)
+        assert len(kept) <= 4
+    assert window_codes(NameIndex(["Keyleth"])) is not kept  # one memo per index
