@@ -54,8 +54,7 @@ def _facts(index: NameIndex, joined: str) -> WindowCodes:
     codes = CODES.get(joined) or phonetic_codes(joined)
     by_code = index.by_code
     return codes, tuple(
-        (code, len(code), by_code.get(code, ()), _sharing_names(index, code))
-        for code in codes
+        (code, len(code), by_code.get(code, ()), _sharing_names(index, code)) for code in codes
     )
 
 
