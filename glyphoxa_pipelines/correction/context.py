@@ -372,7 +372,7 @@ def context_corrections(
                 # can, and they are looked up below without the window's code
                 codes, code_facts = (), ()
             forms: dict[int, NameForm] = {}
-            for code, size, named_by_code, sharing in code_facts:
+            for code, size, named_by_code, sharing, _ in code_facts:
                 if unsure:
                     for form in named_by_code:
                         forms[id(form)] = form
@@ -407,12 +407,15 @@ def context_corrections(
                 and (unsure or (scan.title[first] and not scan.initial[first]))
                 and not edge
                 and zipf < common_zipf
-                and in_play.by_short
             ):
                 # a word that is no ordinary English, with the code of a scene name cut short
                 # of its last sound ("Kila", "Kiela" for Keyleth): Whisper doubted it, or
-                # wrote it capitalized mid-sentence, as it writes the names it hears
-                for code in codes:
+                # wrote it capitalized mid-sentence, as it writes the names it hears; the
+                # scene's one-word forms by their cut codes are read only when it holds a name
+                # cut short to the code (`cut_short`: most codes are no such cut)
+                for code, _, _, _, cut_short in code_facts:
+                    if not cut_short or scene_canon.isdisjoint(cut_short):
+                        continue
                     for form in in_play.by_short.get(fold(code), ()):
                         if id(form) not in forms:
                             score = _jw(fold_letters(spelling_key(joined)), fold_letters(form.key))

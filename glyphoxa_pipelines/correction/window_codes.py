@@ -20,16 +20,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from glyphoxa_pipelines.correction.confusions import code_variants
+from glyphoxa_pipelines.correction.confusions import code_variants, fold
 from glyphoxa_pipelines.correction.name_index import CODES, NameForm, NameIndex, phonetic_codes
 
 WINDOWS_KEPT = 65_536  # per index: a session's windows of one to three words, emptied when full
 
 _NO_NAMES: frozenset[str] = frozenset()
 
-# one code of a window: the code, its length, the index's forms with the code, and the
-# canonical names of the index's forms sharing a variant with it (`code_variants`)
-CodeFacts = tuple[str, int, Sequence[NameForm], frozenset[str]]
+# one code of a window: the code, its length, the index's forms with the code, the canonical
+# names of the index's forms sharing a variant with it (`code_variants`), and those of its
+# one-word forms with a code that is this one, folded, and one sound more ("Kila", KL, for
+# Keyleth, KLÞ: `SceneForms.by_short`)
+CodeFacts = tuple[str, int, Sequence[NameForm], frozenset[str], frozenset[str]]
 # a window's codes, and each code's facts in the same order
 WindowCodes = tuple[tuple[str, ...], tuple[CodeFacts, ...]]
 
@@ -50,11 +52,33 @@ def _sharing_names(index: NameIndex, code: str) -> frozenset[str]:
     return frozenset(names) if names else _NO_NAMES
 
 
+@lru_cache(maxsize=8)
+def _cut_short_names(index: NameIndex) -> dict[str, frozenset[str]]:
+    """A folded code less its last sound → the canonical names of the index's one-word forms
+    (ordinary-word names aside) with such a code of three sounds or more, as a scene lays
+    its one-word forms out by them (`scene_forms._facts_of`)."""
+    names: dict[str, set[str]] = {}
+    for form in index.forms:
+        if len(form.words) == 1 and not form.common:
+            for code in form.codes:
+                if len(code) >= 3:
+                    names.setdefault(fold(code)[:-1], set()).add(form.canonical)
+    return {short: frozenset(found) for short, found in names.items()}
+
+
 def _facts(index: NameIndex, joined: str) -> WindowCodes:
     codes = CODES.get(joined) or phonetic_codes(joined)
     by_code = index.by_code
+    cut_short = _cut_short_names(index)
     return codes, tuple(
-        (code, len(code), by_code.get(code, ()), _sharing_names(index, code)) for code in codes
+        (
+            code,
+            len(code),
+            by_code.get(code, ()),
+            _sharing_names(index, code),
+            cut_short.get(fold(code), _NO_NAMES),
+        )
+        for code in codes
     )
 
 

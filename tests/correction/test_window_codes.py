@@ -1,6 +1,7 @@
 """A window's facts read in one look-up (`window_codes`) must say what the separate look-ups
 said: its codes, the index's names of each code, and, for every scene, whether the scene has
-a form sharing a variant with a code (the context stage asks the scene only then)."""
+a form sharing a variant with a code, or a one-word form whose code cut short of its last
+sound is the code (the context stage asks the scene only then)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import random
 
 from glyphoxa_pipelines.correction import NameIndex
 from glyphoxa_pipelines.correction import window_codes as module
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import normalize, phonetic_codes
 from glyphoxa_pipelines.correction.scene_forms import scene_forms
 from glyphoxa_pipelines.correction.window_codes import window_codes, window_facts
@@ -37,7 +39,7 @@ def test_a_window_brings_its_codes_and_the_index_names_of_each() -> None:
         codes, facts = window_facts(index, heard)
         assert codes == phonetic_codes(heard)
         assert [fact[0] for fact in facts] == list(codes)
-        for code, size, named, _ in facts:
+        for code, size, named, _, _ in facts:
             assert size == len(code)
             assert list(named) == list(index.by_code.get(code, ()))
     # "trinkit" has Trinket's very code: the look-up must find it, not an empty answer
@@ -54,10 +56,10 @@ def test_a_scene_without_a_sharing_name_has_no_form_for_the_code() -> None:
     rng = random.Random(3)
     scenes = [tuple(rng.sample(ENTITIES, rng.randint(1, 5))) for _ in range(40)]
     scenes += [(name,) for name in names]
-    found = skipped = 0
+    found = skipped = cut = 0
     for scene, heard in itertools.product(scenes, HEARD):
         in_play = scene_forms(index, scene)
-        for code, _, _, sharing in window_facts(index, heard)[1]:
+        for code, _, _, sharing, cut_short in window_facts(index, heard)[1]:
             forms = in_play.forms_of_code(code)
             if forms:
                 found += 1
@@ -65,7 +67,12 @@ def test_a_scene_without_a_sharing_name_has_no_form_for_the_code() -> None:
                 assert {form.canonical for form in forms} <= sharing
             elif in_play.canon.isdisjoint(sharing):
                 skipped += 1
-    assert found > 50 and skipped > 50
+            shorts = in_play.by_short.get(fold(code), ())
+            if shorts:  # a scene name cut short of its last sound ("kila" for Keyleth)
+                cut += 1
+                assert {form.canonical for form in shorts} <= cut_short, (scene, heard, code)
+            assert bool(shorts) == (not in_play.canon.isdisjoint(cut_short))
+    assert found > 50 and skipped > 50 and cut > 5
 
 
 def test_the_memo_is_read_by_spelling_and_stays_bounded(monkeypatch) -> None:
