@@ -41,7 +41,11 @@ from glyphoxa_pipelines.correction.name_index import (
 )
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
 from glyphoxa_pipelines.correction.scene_forms import NO_SCENE, scene_forms
-from glyphoxa_pipelines.correction.window_codes import window_codes, window_facts
+from glyphoxa_pipelines.correction.window_codes import (
+    sharing_names,
+    window_codes,
+    window_facts,
+)
 from glyphoxa_pipelines.correction.window_scoring import sounds_like
 from glyphoxa_pipelines.correction.written_forms import (
     across_comma,
@@ -372,18 +376,21 @@ def context_corrections(
                 # can, and they are looked up below without the window's code
                 codes, code_facts = (), ()
             forms: dict[int, NameForm] = {}
-            for code, size, named_by_code, sharing, _ in code_facts:
+            for facts in code_facts:
                 if unsure:
-                    for form in named_by_code:
+                    for form in facts.named:
                         forms[id(form)] = form
-                # `size`: its variants' lengths (folding keeps it, a deletion is one less);
-                # `sharing`: the names sharing a variant, of which the scene must hold one
-                if (
-                    has_variants
-                    and (size in scene_lengths or (size >= 4 and size - 1 in scene_lengths))
-                    and not scene_canon.isdisjoint(sharing)
+                size = facts.size  # its variants' lengths: folding keeps it, a deletion is one less
+                if has_variants and (
+                    size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
                 ):
-                    for form in in_play.forms_of_code(code):
+                    # the names sharing a variant, of which the scene must hold one
+                    sharing = facts.sharing
+                    if sharing is None:
+                        sharing = facts.sharing = sharing_names(index, facts.code)
+                    if scene_canon.isdisjoint(sharing):
+                        continue
+                    for form in in_play.forms_of_code(facts.code):
                         forms[id(form)] = form
             if n > 1 and n in multi_sizes:
                 # the names of as many words that begin or end with an edge word: the word's
@@ -413,10 +420,11 @@ def context_corrections(
                 # wrote it capitalized mid-sentence, as it writes the names it hears; the
                 # scene's one-word forms by their cut codes are read only when it holds a name
                 # cut short to the code (`cut_short`: most codes are no such cut)
-                for code, _, _, _, cut_short in code_facts:
+                for facts in code_facts:
+                    cut_short = facts.cut_short
                     if not cut_short or scene_canon.isdisjoint(cut_short):
                         continue
-                    for form in in_play.by_short.get(fold(code), ()):
+                    for form in in_play.by_short.get(fold(facts.code), ()):
                         if id(form) not in forms:
                             score = _jw(fold_letters(spelling_key(joined)), fold_letters(form.key))
                             if score >= cfg.short_threshold:

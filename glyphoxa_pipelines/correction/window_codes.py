@@ -24,14 +24,28 @@ from glyphoxa_pipelines.correction.confusions import code_variants, fold
 from glyphoxa_pipelines.correction.name_index import CODES, NameForm, NameIndex, phonetic_codes
 
 WINDOWS_KEPT = 65_536  # per index: a session's windows of one to three words, emptied when full
+CODES_KEPT = 65_536  # per index: the codes of those windows, each with its facts
 
 _NO_NAMES: frozenset[str] = frozenset()
 
-# one code of a window: the code, its length, the index's forms with the code, the canonical
-# names of the index's forms sharing a variant with it (`code_variants`), and those of its
-# one-word forms with a code that is this one, folded, and one sound more ("Kila", KL, for
-# Keyleth, KLÞ: `SceneForms.by_short`)
-CodeFacts = tuple[str, int, Sequence[NameForm], frozenset[str], frozenset[str]]
+
+class CodeFacts:
+    """One code of a window and what it brings: its length, the index's forms with the code,
+    the canonical names of the index's forms sharing a variant with it (`code_variants`;
+    None until a scene's look-up first needs them, as a new window's codes mostly do not),
+    and those of its one-word forms with a code that is this one, folded, and one sound more
+    ("Kila", KL, for Keyleth, KLÞ: `SceneForms.by_short`)."""
+
+    __slots__ = ("code", "size", "named", "sharing", "cut_short")
+
+    def __init__(self, code: str, named: Sequence[NameForm], cut_short: frozenset[str]) -> None:
+        self.code = code
+        self.size = len(code)
+        self.named = named
+        self.sharing: frozenset[str] | None = None
+        self.cut_short = cut_short
+
+
 # a window's codes, and each code's facts in the same order
 WindowCodes = tuple[tuple[str, ...], tuple[CodeFacts, ...]]
 
@@ -42,9 +56,16 @@ def _kept(index: NameIndex) -> dict[str, WindowCodes]:
     return {}
 
 
-def _sharing_names(index: NameIndex, code: str) -> frozenset[str]:
-    """Canonical names of the index's forms sharing a variant with `code` (the same variants
-    `SceneVariants.sharing` looks up): a scene holding none of them has no form for it."""
+@lru_cache(maxsize=8)
+def _codes_kept(index: NameIndex) -> dict[str, CodeFacts]:
+    """The per-index memo of `_code_facts`, emptied when it holds `CODES_KEPT`."""
+    return {}
+
+
+def sharing_names(index: NameIndex, code: str) -> frozenset[str]:
+    """Canonical names of the index's forms sharing a variant with `code` (the variants
+    `SceneVariants.sharing` looks up): a scene holding none of them has no form for it.
+    Worked out once per code: the caller keeps the answer in the code's `CodeFacts`."""
     by_variant = index.by_code_variant
     names = {
         form.canonical for variant in code_variants(code) for form in by_variant.get(variant, ())
@@ -66,20 +87,23 @@ def _cut_short_names(index: NameIndex) -> dict[str, frozenset[str]]:
     return {short: frozenset(found) for short, found in names.items()}
 
 
+def _code_facts(index: NameIndex, code: str) -> CodeFacts:
+    """A code's facts, one object per code and index: the windows spelled otherwise with the
+    same code ("kila", "kiela") share it, and a new window mostly brings known codes."""
+    kept = _codes_kept(index)
+    found = kept.get(code)
+    if found is None:
+        named = index.by_code.get(code, ())
+        found = CodeFacts(code, named, _cut_short_names(index).get(fold(code), _NO_NAMES))
+        if len(kept) >= CODES_KEPT:
+            kept.clear()
+        kept[code] = found
+    return found
+
+
 def _facts(index: NameIndex, joined: str) -> WindowCodes:
     codes = CODES.get(joined) or phonetic_codes(joined)
-    by_code = index.by_code
-    cut_short = _cut_short_names(index)
-    return codes, tuple(
-        (
-            code,
-            len(code),
-            by_code.get(code, ()),
-            _sharing_names(index, code),
-            cut_short.get(fold(code), _NO_NAMES),
-        )
-        for code in codes
-    )
+    return codes, tuple([_code_facts(index, code) for code in codes])
 
 
 def window_codes(index: NameIndex) -> dict[str, WindowCodes]:

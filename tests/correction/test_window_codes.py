@@ -13,7 +13,7 @@ from glyphoxa_pipelines.correction import window_codes as module
 from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import normalize, phonetic_codes
 from glyphoxa_pipelines.correction.scene_forms import scene_forms
-from glyphoxa_pipelines.correction.window_codes import window_codes, window_facts
+from glyphoxa_pipelines.correction.window_codes import sharing_names, window_codes, window_facts
 
 ENTITIES = [
     "Keyleth",
@@ -38,13 +38,13 @@ def test_a_window_brings_its_codes_and_the_index_names_of_each() -> None:
     for heard in HEARD:
         codes, facts = window_facts(index, heard)
         assert codes == phonetic_codes(heard)
-        assert [fact[0] for fact in facts] == list(codes)
-        for code, size, named, _, _ in facts:
-            assert size == len(code)
-            assert list(named) == list(index.by_code.get(code, ()))
+        assert [fact.code for fact in facts] == list(codes)
+        for fact in facts:
+            assert fact.size == len(fact.code)
+            assert list(fact.named) == list(index.by_code.get(fact.code, ()))
     # "trinkit" has Trinket's very code: the look-up must find it, not an empty answer
     _, facts = window_facts(index, "trinkit")
-    assert any(form.canonical == "Trinket" for fact in facts for form in fact[2])
+    assert any(form.canonical == "Trinket" for fact in facts for form in fact.named)
 
 
 def test_a_scene_without_a_sharing_name_has_no_form_for_the_code() -> None:
@@ -59,7 +59,9 @@ def test_a_scene_without_a_sharing_name_has_no_form_for_the_code() -> None:
     found = skipped = cut = 0
     for scene, heard in itertools.product(scenes, HEARD):
         in_play = scene_forms(index, scene)
-        for code, _, _, sharing, cut_short in window_facts(index, heard)[1]:
+        for fact in window_facts(index, heard)[1]:
+            code, cut_short = fact.code, fact.cut_short
+            sharing = sharing_names(index, code)
             forms = in_play.forms_of_code(code)
             if forms:
                 found += 1
@@ -87,3 +89,12 @@ def test_the_memo_is_read_by_spelling_and_stays_bounded(monkeypatch) -> None:
         window_facts(index, heard)
         assert len(kept) <= 4
     assert window_codes(NameIndex(["Keyleth"])) is not kept  # one memo per index
+    # spellings with one code share the code's facts, in a memo bounded as well
+    kila, kiela = window_facts(index, "kila")[1], window_facts(index, "kiela")[1]
+    assert kila[0].code == kiela[0].code and kila[0] is kiela[0]
+    monkeypatch.setattr(module, "CODES_KEPT", 2)
+    module._codes_kept(index).clear()
+    for heard in HEARD:
+        kept.clear()
+        window_facts(index, heard)
+        assert len(module._codes_kept(index)) <= 2
