@@ -42,6 +42,7 @@ from glyphoxa_pipelines.correction.name_index import (
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
 from glyphoxa_pipelines.correction.scene_forms import NO_SCENE, scene_forms
 from glyphoxa_pipelines.correction.window_codes import (
+    cut_short_names,
     sharing_names,
     window_codes,
     window_facts,
@@ -422,6 +423,8 @@ def context_corrections(
                 # cut short to the code (`cut_short`: most codes are no such cut)
                 for facts in code_facts:
                     cut_short = facts.cut_short
+                    if cut_short is None:
+                        cut_short = facts.cut_short = cut_short_names(index, facts.code)
                     if not cut_short or scene_canon.isdisjoint(cut_short):
                         continue
                     for form in in_play.by_short.get(fold(facts.code), ()):

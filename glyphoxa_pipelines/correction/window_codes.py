@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from glyphoxa_pipelines.correction.confusions import code_variants, fold
+from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import CODES, NameForm, NameIndex, phonetic_codes
 
 WINDOWS_KEPT = 65_536  # per index: a session's windows of one to three words, emptied when full
@@ -34,16 +34,16 @@ class CodeFacts:
     the canonical names of the index's forms sharing a variant with it (`code_variants`;
     None until a scene's look-up first needs them, as a new window's codes mostly do not),
     and those of its one-word forms with a code that is this one, folded, and one sound more
-    ("Kila", KL, for Keyleth, KLÞ: `SceneForms.by_short`)."""
+    ("Kila", KL, for Keyleth, KLÞ: `SceneForms.by_short`; None until first needed, too)."""
 
     __slots__ = ("code", "size", "named", "sharing", "cut_short")
 
-    def __init__(self, code: str, named: Sequence[NameForm], cut_short: frozenset[str]) -> None:
+    def __init__(self, code: str, named: Sequence[NameForm]) -> None:
         self.code = code
         self.size = len(code)
         self.named = named
         self.sharing: frozenset[str] | None = None
-        self.cut_short = cut_short
+        self.cut_short: frozenset[str] | None = None
 
 
 # a window's codes, and each code's facts in the same order
@@ -62,15 +62,34 @@ def _codes_kept(index: NameIndex) -> dict[str, CodeFacts]:
     return {}
 
 
+@lru_cache(maxsize=8)
+def _variant_names(index: NameIndex) -> dict[str, frozenset[str]]:
+    """Every code variant of the index (`NameIndex.by_code_variant`) → the canonical names of
+    its forms, built once per index: a new code's sharing names are then the union of a few
+    sets made in C, not a pass over the forms of each variant (dozens for a short code)."""
+    return {
+        variant: frozenset([form.canonical for form in forms])
+        for variant, forms in index.by_code_variant.items()
+    }
+
+
 def sharing_names(index: NameIndex, code: str) -> frozenset[str]:
     """Canonical names of the index's forms sharing a variant with `code` (the variants
-    `SceneVariants.sharing` looks up): a scene holding none of them has no form for it.
-    Worked out once per code: the caller keeps the answer in the code's `CodeFacts`."""
-    by_variant = index.by_code_variant
-    names = {
-        form.canonical for variant in code_variants(code) for form in by_variant.get(variant, ())
-    }
-    return frozenset(names) if names else _NO_NAMES
+    `SceneVariants.sharing` looks up: `confusions.code_variants`): a scene holding none of
+    them has no form for it. Worked out once per code: the caller keeps the answer in the
+    code's `CodeFacts`."""
+    names = _variant_names(index)
+    folded = fold(code)
+    found = [names.get(folded, _NO_NAMES)]
+    if len(folded) >= 4:  # the variants are made as `code_variants` makes them
+        found += [names.get(folded[:k] + folded[k + 1 :], _NO_NAMES) for k in range(len(folded))]
+    return found[0].union(*found[1:]) if len(found) > 1 else found[0]
+
+
+def cut_short_names(index: NameIndex, code: str) -> frozenset[str]:
+    """Canonical names of the index's one-word forms with a code that is `code`, folded,
+    and one sound more: a scene holding none of them has no one-word form cut short to it."""
+    return _cut_short_names(index).get(fold(code), _NO_NAMES)
 
 
 @lru_cache(maxsize=8)
@@ -87,25 +106,6 @@ def _cut_short_names(index: NameIndex) -> dict[str, frozenset[str]]:
     return {short: frozenset(found) for short, found in names.items()}
 
 
-def _code_facts(index: NameIndex, code: str) -> CodeFacts:
-    """A code's facts, one object per code and index: the windows spelled otherwise with the
-    same code ("kila", "kiela") share it, and a new window mostly brings known codes."""
-    kept = _codes_kept(index)
-    found = kept.get(code)
-    if found is None:
-        named = index.by_code.get(code, ())
-        found = CodeFacts(code, named, _cut_short_names(index).get(fold(code), _NO_NAMES))
-        if len(kept) >= CODES_KEPT:
-            kept.clear()
-        kept[code] = found
-    return found
-
-
-def _facts(index: NameIndex, joined: str) -> WindowCodes:
-    codes = CODES.get(joined) or phonetic_codes(joined)
-    return codes, tuple([_code_facts(index, code) for code in codes])
-
-
 def window_codes(index: NameIndex) -> dict[str, WindowCodes]:
     """The memo of windows' facts for `index`: a hot loop reads it with `get` and calls
     `window_facts` for spellings it lacks."""
@@ -114,12 +114,22 @@ def window_codes(index: NameIndex) -> dict[str, WindowCodes]:
 
 def window_facts(index: NameIndex, joined: str) -> WindowCodes:
     """The codes of a window spelled `joined` (its words' normalized spellings, joined) and
-    what each brings (`CodeFacts`), worked out and kept."""
+    what each brings (`CodeFacts`), worked out and kept (the caller found it not kept). A
+    code's facts are one object per code and index: windows spelled otherwise with the same
+    code ("kila", "kiela") share it, and a new window mostly brings known codes."""
+    codes = CODES.get(joined) or phonetic_codes(joined)
+    by_code = _codes_kept(index)
+    facts = []
+    for code in codes:
+        found = by_code.get(code)
+        if found is None:
+            found = CodeFacts(code, index.by_code.get(code, ()))
+            if len(by_code) >= CODES_KEPT:
+                by_code.clear()
+            by_code[code] = found
+        facts.append(found)
     kept = _kept(index)
-    found = kept.get(joined)
-    if found is None:
-        found = _facts(index, joined)
-        if len(kept) >= WINDOWS_KEPT:
-            kept.clear()
-        kept[joined] = found
-    return found
+    if len(kept) >= WINDOWS_KEPT:
+        kept.clear()
+    found_window = kept[joined] = (codes, tuple(facts))
+    return found_window
