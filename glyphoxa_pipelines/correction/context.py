@@ -462,7 +462,13 @@ def context_corrections(
                         if score is not None and score >= cfg.sounded_threshold:
                             hits.append(_Hit(first, last, form, score))
                             continue
-                exact, folds, edit = _codes_agree(codes, form.codes)
+                name_codes = form.codes
+                for code in codes:
+                    if code in name_codes:  # the very code (every name found by code when
+                        exact = folds = edit = True  # Whisper was unsure): no cache to ask
+                        break
+                else:
+                    exact, folds, edit = _codes_agree(codes, name_codes)
                 # a consonant pair traded or one edit apart is close only for a name of the
                 # scene: among thousands of names, some made-up one is always that near
                 # ("borrel" is not "Vrel", "brained" not "Vriand")
