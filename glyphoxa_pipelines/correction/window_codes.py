@@ -67,10 +67,12 @@ def _variant_names(index: NameIndex) -> dict[str, frozenset[str]]:
     """Every code variant of the index (`NameIndex.by_code_variant`) → the canonical names of
     its forms, built once per index: a new code's sharing names are then the union of a few
     sets made in C, not a pass over the forms of each variant (dozens for a short code)."""
-    return {
-        variant: frozenset([form.canonical for form in forms])
-        for variant, forms in index.by_code_variant.items()
-    }
+    shared: dict[frozenset[str], frozenset[str]] = {}  # one set per distinct set of names
+    out: dict[str, frozenset[str]] = {}
+    for variant, forms in index.by_code_variant.items():
+        names = frozenset([form.canonical for form in forms])
+        out[variant] = shared.setdefault(names, names)
+    return out
 
 
 def sharing_names(index: NameIndex, code: str) -> frozenset[str]:
