@@ -292,6 +292,7 @@ def context_corrections(
     norm_tuple = tuple(norms)  # a window's words are then one slice, not a list made a tuple
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
+    anchor_at = cfg.anchor_threshold
     # a window's codes and what they bring, one look-up per window; the call for new ones
     windows_kept = window_codes(index).get
     multi_sizes, by_edge, edge_sizes = index.multi_sizes, index.by_edge, index.edge_sizes
@@ -404,12 +405,17 @@ def context_corrections(
                     # the scene's names of as many words, heard as other words of their
                     # sounds: no look-up finds them, and only this rule may take them (not
                     # when every word is an ordinary one: `_sounded` refuses those)
-                    words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
+                    head = norms[first]
                     for form in in_play.by_size.get(n, ()):
-                        if id(form) not in forms:
-                            score = _sounded(words, window_zipfs, form, cfg)
-                            if score is not None and score >= cfg.sounded_threshold:
-                                hits.append(_Hit(first, last, form, score))
+                        if id(form) in forms:
+                            continue
+                        name_head = form.words[0]
+                        if head != name_head and sounds_like(head, name_head, anchor_at) < 0.0:
+                            continue  # `_sounded` refuses at the first word: most names
+                        words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
+                        score = _sounded(words, window_zipfs, form, cfg)
+                        if score is not None and score >= cfg.sounded_threshold:
+                            hits.append(_Hit(first, last, form, score))
             if (
                 n == 1
                 and (unsure or (scan.title[first] and not scan.initial[first]))
