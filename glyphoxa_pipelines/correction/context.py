@@ -347,7 +347,16 @@ def context_corrections(
                 continue  # confident ordinary words: no signal could vouch for a change
             n = last - first + 1
             if anchors:
-                if n > 1 and n in multi_sizes:
+                if (
+                    n > 1
+                    and n in multi_sizes
+                    # some name of `n` words begins or ends with an edge word: else the
+                    # look-ups `_named_anchor_hits` would make find nothing
+                    and (
+                        n in edge_sizes.get(norms[first], ())
+                        or n in edge_sizes.get(norms[last], ())
+                    )
+                ):
                     vouched = None if unsure else scene_canon
                     hits.extend(_named_anchor_hits(scan, first, last, anchors, index, cfg, vouched))
                 if n > 1 and content and doubted and not all_common:

@@ -12,7 +12,13 @@ spelling and index (`window_codes`): one look-up per window, then the scene's pa
 test of the canonical names sharing a variant with a code against the scene's (`canon`).
 Most codes share no name of the scene, and those then cost no call into the scene's memo; a
 code that does is looked up there as before, so the scene's forms, and their order, are the
-scene's own answer.
+scene's own answer. The same holds for a scene's one-word forms by their codes cut short of
+the last sound (`SceneForms.by_short`), which a scene then lays out only when it has one.
+
+A new window must cost about what it did (a live session meets new utterances): a code's
+facts are one object per code, shared by the windows with that code, and its two sets of
+names are worked out only when a scene first asks (most codes of a new window never reach
+the scene's test), from per-variant sets built once per index (`_variant_names`).
 """
 
 from __future__ import annotations
