@@ -33,7 +33,6 @@ from glyphoxa_pipelines.correction.confusions import fold, fold_letters
 from glyphoxa_pipelines.correction.english_readings import english_readings
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
-    CODES,
     NameForm,
     NameIndex,
     english_zipf,
@@ -42,6 +41,12 @@ from glyphoxa_pipelines.correction.name_index import (
 )
 from glyphoxa_pipelines.correction.phonetic import Scan, Token
 from glyphoxa_pipelines.correction.scene_forms import NO_SCENE, scene_forms
+from glyphoxa_pipelines.correction.window_codes import (
+    cut_short_names,
+    sharing_names,
+    window_codes,
+    window_facts,
+)
 from glyphoxa_pipelines.correction.window_scoring import sounds_like
 from glyphoxa_pipelines.correction.written_forms import (
     across_comma,
@@ -287,8 +292,9 @@ def context_corrections(
     norm_tuple = tuple(norms)  # a window's words are then one slice, not a list made a tuple
     blocked, named = _word_states(scan, index, settled, changed)
     common_zipf, function_zipf = cfg.common_zipf, cfg.function_zipf
-    by_code = index.by_code
-    codes_kept = CODES.get  # `phonetic_codes`' memo read per window, the call for new strings
+    anchor_at = cfg.anchor_threshold
+    # a window's codes and what they bring, one look-up per window; the call for new ones
+    windows_kept = window_codes(index).get
     multi_sizes, by_edge, edge_sizes = index.multi_sizes, index.by_edge, index.edge_sizes
     hits: list[_Hit] = []
     # a window with no doubted word and no word rarer than ordinary English is passed over
@@ -341,7 +347,16 @@ def context_corrections(
                 continue  # confident ordinary words: no signal could vouch for a change
             n = last - first + 1
             if anchors:
-                if n > 1 and n in multi_sizes:
+                if (
+                    n > 1
+                    and n in multi_sizes
+                    # some name of `n` words begins or ends with an edge word: else the
+                    # look-ups `_named_anchor_hits` would make find nothing
+                    and (
+                        n in edge_sizes.get(norms[first], ())
+                        or n in edge_sizes.get(norms[last], ())
+                    )
+                ):
                     vouched = None if unsure else scene_canon
                     hits.extend(_named_anchor_hits(scan, first, last, anchors, index, cfg, vouched))
                 if n > 1 and content and doubted and not all_common:
@@ -363,24 +378,30 @@ def context_corrections(
                     for k in range(first, last + 1)
                 )
             ):
-                codes = codes_kept(joined) or phonetic_codes(joined)
+                codes, code_facts = windows_kept(joined) or window_facts(index, joined)
             else:
                 # Whisper sure of every word, and an ordinary content word in the window: no
                 # code agreement can vouch for a name (`_need`), and a name found by code could
                 # win only anchored by a rare word of its own heard exactly (`_anchored`),
                 # which no word here is for the scene's names; only names sharing an edge word
                 # can, and they are looked up below without the window's code
-                codes = ()
+                codes, code_facts = (), ()
             forms: dict[int, NameForm] = {}
-            for code in codes:
+            for facts in code_facts:
                 if unsure:
-                    for form in by_code.get(code, ()):
+                    for form in facts.named:
                         forms[id(form)] = form
-                size = len(code)  # its variants' lengths: folding keeps it, a deletion is one less
+                size = facts.size  # its variants' lengths: folding keeps it, a deletion is one less
                 if has_variants and (
                     size in scene_lengths or (size >= 4 and size - 1 in scene_lengths)
                 ):
-                    for form in in_play.forms_of_code(code):
+                    # the names sharing a variant, of which the scene must hold one
+                    sharing = facts.sharing
+                    if sharing is None:
+                        sharing = facts.sharing = sharing_names(index, facts.code)
+                    if scene_canon.isdisjoint(sharing):
+                        continue
+                    for form in in_play.forms_of_code(facts.code):
                         forms[id(form)] = form
             if n > 1 and n in multi_sizes:
                 # the names of as many words that begin or end with an edge word: the word's
@@ -393,24 +414,35 @@ def context_corrections(
                     # the scene's names of as many words, heard as other words of their
                     # sounds: no look-up finds them, and only this rule may take them (not
                     # when every word is an ordinary one: `_sounded` refuses those)
-                    words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
+                    head = norms[first]
                     for form in in_play.by_size.get(n, ()):
-                        if id(form) not in forms:
-                            score = _sounded(words, window_zipfs, form, cfg)
-                            if score is not None and score >= cfg.sounded_threshold:
-                                hits.append(_Hit(first, last, form, score))
+                        if id(form) in forms:
+                            continue
+                        name_head = form.words[0]
+                        if head != name_head and sounds_like(head, name_head, anchor_at) < 0.0:
+                            continue  # `_sounded` refuses at the first word: most names
+                        words, window_zipfs = norm_tuple[first : last + 1], zipfs[first : last + 1]
+                        score = _sounded(words, window_zipfs, form, cfg)
+                        if score is not None and score >= cfg.sounded_threshold:
+                            hits.append(_Hit(first, last, form, score))
             if (
                 n == 1
                 and (unsure or (scan.title[first] and not scan.initial[first]))
                 and not edge
                 and zipf < common_zipf
-                and in_play.by_short
             ):
                 # a word that is no ordinary English, with the code of a scene name cut short
                 # of its last sound ("Kila", "Kiela" for Keyleth): Whisper doubted it, or
-                # wrote it capitalized mid-sentence, as it writes the names it hears
-                for code in codes:
-                    for form in in_play.by_short.get(fold(code), ()):
+                # wrote it capitalized mid-sentence, as it writes the names it hears; the
+                # scene's one-word forms by their cut codes are read only when it holds a name
+                # cut short to the code (`cut_short`: most codes are no such cut)
+                for facts in code_facts:
+                    cut_short = facts.cut_short
+                    if cut_short is None:
+                        cut_short = facts.cut_short = cut_short_names(index, facts.code)
+                    if not cut_short or scene_canon.isdisjoint(cut_short):
+                        continue
+                    for form in in_play.by_short.get(fold(facts.code), ()):
                         if id(form) not in forms:
                             score = _jw(fold_letters(spelling_key(joined)), fold_letters(form.key))
                             if score >= cfg.short_threshold:
@@ -445,7 +477,13 @@ def context_corrections(
                         if score is not None and score >= cfg.sounded_threshold:
                             hits.append(_Hit(first, last, form, score))
                             continue
-                exact, folds, edit = _codes_agree(codes, form.codes)
+                name_codes = form.codes
+                for code in codes:
+                    if code in name_codes:  # the very code (every name found by code when
+                        exact = folds = edit = True  # Whisper was unsure): no cache to ask
+                        break
+                else:
+                    exact, folds, edit = _codes_agree(codes, name_codes)
                 # a consonant pair traded or one edit apart is close only for a name of the
                 # scene: among thousands of names, some made-up one is always that near
                 # ("borrel" is not "Vrel", "brained" not "Vriand")
