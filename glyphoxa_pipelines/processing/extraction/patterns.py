@@ -59,6 +59,7 @@ from glyphoxa_pipelines.processing.extraction.results import (
     ExtractionResult,
 )
 from glyphoxa_pipelines.processing.extraction.roles import role_facts
+from glyphoxa_pipelines.processing.extraction.self_naming import introduction_facts
 from glyphoxa_pipelines.processing.extraction.story import story_sentences
 from glyphoxa_pipelines.processing.extraction.svo import Speakers, svo_facts
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
@@ -117,6 +118,7 @@ def extract_knowledge(
     mentions = _SentenceMentions(sentences, entities, found.new_aliases, excluded)
     speakers = _speakers(entries, sentences, mentions.spans, cast, entities)
     mentions.read_facts(sentences, parsed, entities, speakers)
+    mentions.facts += introduction_facts(entries, sentences, mentions.spans, cast, entities)
     relationships = merge_facts(mentions.facts, campaign_id, session_id, review_threshold)
     relationships += _cooccurrence_facts(
         mentions,
