@@ -1,7 +1,8 @@
 """Facts in shapes the verb reader missed (issue 16, twelfth pass): a relative clause's
 subject ("Nostoc, who rules Kraghammer", "Nostoc is the one that rules Kraghammer") and a
-move into a place out of sight or in a rush ("she disappeared into the Mithril mines"). Each
-rule with a near miss that must read nothing. Pure functions over plain entries."""
+move into a place out of sight or in a rush ("she disappeared into the Mithril mines"), a kin
+noun set beside a name ("Allura, Kima's friend"). Each rule with a near miss that must read
+nothing. Pure functions over plain entries."""
 
 from __future__ import annotations
 
@@ -41,3 +42,16 @@ def test_a_move_into_a_person_or_a_plan_to_move_reads_no_travel() -> None:
     assert not [k for k in read("Grog charges into Kima.") if k[1] == "travelled_to"]
     assert not [k for k in read("Kima could sneak into Emberhold.") if k[1] == "travelled_to"]
     assert not [k for k in read("Kima rushes to Emberhold's gate.") if k[1] == "travelled_to"]
+
+
+def test_a_kin_noun_set_beside_a_name_is_that_names_kin() -> None:
+    assert ("allura", "friend_of", "kima") in read("Allura Vysoren, Kima's friend, nods.")
+    assert ("vax", "sibling_of", "vex") in read("Vax'ildan, Vex's twin brother, nods.")
+
+
+def test_a_kin_noun_beside_a_name_with_no_other_owner_reads_nothing() -> None:
+    # no possessor: whose friend is not said; "her" right after the name is not another's
+    assert not stated(read("Kima waits. Allura Vysoren, the friend, nods."))
+    assert not stated(read("Kima waits. Vax'ildan, her brother, nods."))
+    # the noun stands beside a thing, not a name
+    assert not stated(read("Allura Vysoren holds the letter, Kima's friend's gift."))
