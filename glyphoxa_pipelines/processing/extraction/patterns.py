@@ -35,6 +35,7 @@ from glyphoxa_pipelines.processing.extraction.coreference import (
     third_person_antecedents,
 )
 from glyphoxa_pipelines.processing.extraction.descriptions import description_antecedents
+from glyphoxa_pipelines.processing.extraction.epithets import fold_epithets
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
     WordStats,
@@ -108,6 +109,7 @@ def extract_knowledge(
     add_parse_evidence(candidates, spans, parsed)
     merged_into = merge_name_parts(candidates, resolver)
     name_by_head_noun(candidates, merged_into, resolver)
+    fold_epithets(sentences, spans, candidates, merged_into, resolver)
     cast = read_cast(entries, excluded)
 
     rule = _KeepRule(min_mentions, excluded, cast)
