@@ -160,6 +160,11 @@ def test_a_god_named_by_its_form_is_a_concept_not_a_creature() -> None:
     ]
     result = extract_knowledge(entries(lines), [])
     types = {e.name: e.type for e in result.entities}
+    # the form said beside the name is the god's alias (`epithets`), with the god's type
+    assert types.get("Bahamut") == "concept" and "Platinum Dragon" not in types
+    assert [e.aliases for e in result.entities if e.name == "Bahamut"] == [["Platinum Dragon"]]
+    lines[0] = ("MATT", "Kima follows the paladin's god of justice.")  # no name beside it
+    types = {e.name: e.type for e in extract_knowledge(entries(lines), []).entities}
     assert types.get("Platinum Dragon") == "concept"
 
 

@@ -35,6 +35,7 @@ from glyphoxa_pipelines.processing.extraction.coreference import (
     third_person_antecedents,
 )
 from glyphoxa_pipelines.processing.extraction.descriptions import description_antecedents
+from glyphoxa_pipelines.processing.extraction.epithets import fold_epithets
 from glyphoxa_pipelines.processing.extraction.name_spans import (
     Sentence,
     WordStats,
@@ -59,6 +60,7 @@ from glyphoxa_pipelines.processing.extraction.results import (
     ExtractionResult,
 )
 from glyphoxa_pipelines.processing.extraction.roles import role_facts
+from glyphoxa_pipelines.processing.extraction.self_naming import introduction_facts
 from glyphoxa_pipelines.processing.extraction.story import story_sentences
 from glyphoxa_pipelines.processing.extraction.svo import Speakers, svo_facts
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOUN_TYPES
@@ -107,6 +109,7 @@ def extract_knowledge(
     add_parse_evidence(candidates, spans, parsed)
     merged_into = merge_name_parts(candidates, resolver)
     name_by_head_noun(candidates, merged_into, resolver)
+    fold_epithets(sentences, spans, candidates, merged_into, resolver)
     cast = read_cast(entries, excluded)
 
     rule = _KeepRule(min_mentions, excluded, cast)
@@ -117,6 +120,7 @@ def extract_knowledge(
     mentions = _SentenceMentions(sentences, entities, found.new_aliases, excluded)
     speakers = _speakers(entries, sentences, mentions.spans, cast, entities)
     mentions.read_facts(sentences, parsed, entities, speakers)
+    mentions.facts += introduction_facts(entries, sentences, mentions.spans, cast, entities)
     relationships = merge_facts(mentions.facts, campaign_id, session_id, review_threshold)
     relationships += _cooccurrence_facts(
         mentions,

@@ -12,6 +12,7 @@ and so does this module:
   few turns (`SCENE_TURNS`), those the session speaks of with that pronoun (`_genders`:
   "he"/"she" after the name in a sentence naming them alone, or in the turn's next
   sentence); exactly one, or nobody;
+- a quote that names its own speaker ("My name is Magrim.", `self_naming`) is that NPC's;
 - the next sentences of the same quote keep its speaker.
 
 Tried and dropped: carrying the last speaker to a DM turn that opens with a quote, and "she"
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 
 from glyphoxa_pipelines.memory.models import Entity
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
+from glyphoxa_pipelines.processing.extraction.self_naming import self_named
 
 SCENE_TURNS = 30  # entries (any speaker) back the narration's NPCs count as the scene's
 SPEAKER_TYPES = frozenset({"npc", "creature"})
@@ -109,7 +111,8 @@ def quote_speakers(
     introduced: str | None = None  # who the sentence just before introduced
     turn_of: dict[int, int] = {}
     last_named: dict[str, int] = {}  # NPC -> the last turn the DM's narration named it
-    for s, mentions in zip(sentences, spans, strict=True):
+    for s, mentions, named in zip(sentences, spans, self_named(sentences, spans, entities),
+                                  strict=True):
         turn = turn_of.setdefault(id(s.entry), len(turn_of))
         if s.entry.speaker_role == "dm" and not s.quoted:
             for _, _, eid in mentions:
@@ -117,7 +120,9 @@ def quote_speakers(
                     last_named[eid] = turn
         who: str | None = None
         if s.quoted and s.entry.speaker_role == "dm":
-            if introduced is not None:
+            if named is not None:
+                who = named  # "My name is Magrim.": the quote says whose it is
+            elif introduced is not None:
                 who = introduced
             elif previous is not None and previous.quoted and previous.entry is s.entry:
                 who = out[-1]  # the same quote goes on

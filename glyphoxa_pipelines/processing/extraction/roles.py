@@ -120,9 +120,11 @@ def _haver(noun: Token, spans: list[tuple[int, int, str]],
 
 
 def _named(token: Token, spans: list[tuple[int, int, str]]) -> str | None:
-    """The entity a kin noun stands for: "her father, Kohren", "a bear named Trinket", or the
-    name span the noun opens ("his uncle Kevdak", found as one name)."""
-    return mention_at(token, spans) or stand_in(token, spans)
+    """The entity a kin noun stands for: "her father, Kohren", "a bear named Trinket", the
+    name span the noun opens ("his uncle Kevdak", found as one name), or the name the noun
+    is set beside ("Allura, Kima's friend": an apposition to the name)."""
+    return mention_at(token, spans) or stand_in(token, spans) or (
+        mention_at(token.head, spans) if token.dep_ == "appos" else None)
 
 
 def _kin_fact(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
 _SEIZING = frozenset(words("take seize gain wrest"))
+ENTERING = ("into", "toward", "towards")  # not "to" ("rush to help"), nor "charge at"
 # (lemma, preposition or "" for a direct object) -> (relation type, reversed)
 VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("killed", False) for v in words("kill slay murder assassinate execute")},
@@ -101,7 +102,22 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
        for v in words("hike walk march sail fly ride wander venture flee escape")
        for p in ("toward", "towards", "into", "to")},
     **{("run", p): ("travelled_to", False) for p in ("toward", "towards", "to")},
+    # into a place out of sight, by stealth or in a rush: "she disappeared into the Mithril
+    # mines", "they spearheaded into the Greyspine Mines", "Scanlan stealthed into X"
+    **{(v, p): ("travelled_to", False)
+       for v in words("disappear vanish sneak stealth slip creep crawl charge rush dash dive "
+                      "plunge delve spearhead")
+       for p in ENTERING},
 }
+# a gesture toward someone that the same doer's words follow is speech to them: "she looks
+# up at Grog and says", "he turns towards you and goes", "I turn to Clarota, I'm like"; a
+# look alone is no conversation, nor a point or a gesture at someone (said about them)
+_ADDRESSING = frozenset(
+    (v, p) for v in words("turn look glance stare motion nod lean wave smile grin wink")
+    for p in ("to", "at", "toward", "towards"))
+_SPEECH = frozenset(words(
+    "say ask reply respond whisper shout yell mutter murmur exclaim answer tell add call cry "
+    "growl hiss snap sigh"))
 # a prepositional idiom says the relation whatever the verb: "travelling into Kraghammer at the
 # behest of Allura in search of Kima" -> (relation, the idiom's object is the source)
 PREP_IDIOMS: dict[str, tuple[str, bool]] = {
@@ -240,6 +256,43 @@ def _beheaded(verb: Token) -> Token | None:
     return None
 
 
+_RELATIVE = frozenset(words("who which that"))
+_COPULAS = frozenset(words("be remain become"))
+
+
+def relative_antecedent(token: Token) -> Token | None:
+    """The noun a relative pronoun subject stands for: "Grog, who rules X" is Grog; "K'varn
+    is the one that rules X" is K'varn (the "one" a copula says its subject is). Only the
+    subject of a relative clause ("information that she found" is no one), only right after
+    its noun's own phrase (`_next_to`), and not after a denial ("X is not the one that")."""
+    if token.lower_ not in _RELATIVE or token.dep_ not in ("nsubj", "nsubjpass"):
+        return None
+    clause = token.head
+    if clause.dep_ != "relcl" or clause.head is clause or not _next_to(clause.head, token):
+        return None
+    noun = clause.head
+    if noun.lower_ == "one" and noun.dep_ == "attr" and noun.head.lemma_.lower() in _COPULAS:
+        copula = noun.head
+        if any(c.dep_ == "neg" for c in copula.children):
+            return None
+        return next((c for c in copula.children if c.dep_ == "nsubj"), None)
+    return noun if noun.pos_ in ("NOUN", "PROPN", "PRON") else None
+
+
+def _next_to(noun: Token, pronoun: Token) -> bool:
+    """Only the noun's own words ("Lady Kima of Vord, who") or punctuation stand between a
+    noun and its relative pronoun: the parser also hangs a clause said a sentence later on
+    an earlier name ("Grog ... was kidnapped by the queen mage before she could be slain,
+    who then also disintegrated ...")."""
+    clause = pronoun.head
+    for t in pronoun.doc[noun.i + 1:pronoun.i]:
+        if t.is_punct:
+            continue
+        if noun not in t.ancestors or clause in t.ancestors:
+            return False
+    return True
+
+
 def _with_conjuncts(token: Token) -> list[Token]:
     return [token, *[t for t in token.conjuncts if t.dep_ == "conj"]]
 
@@ -253,6 +306,8 @@ def referent(
         return eid, None
     if (eid := stand_in(token, spans)) is not None:
         return eid, None
+    if (antecedent := relative_antecedent(token)) is not None:
+        return referent(antecedent, spans, speakers)
     low = token.lower_
     if low in ("i", "me") and speakers.me:
         return speakers.me, speakers.me_reading
@@ -489,6 +544,29 @@ def _gift_facts(
     return out
 
 
+def _speaks(verb: Token) -> bool:
+    """The gesture's own doer speaks next in the sentence: a second verb of speech with no
+    subject or the gesture's ("looks at you and says", "turns to Grog, I'm like"), or "goes"
+    with nothing after it but its words ("turns towards you and goes, ...")."""
+    doer = {c.lower_ for c in verb.children if c.dep_ == "nsubj"}
+    after = [c for c in verb.children
+             if c.dep_ in ("conj", "parataxis", "advcl", "dep", "ccomp") and c.i > verb.i]
+    if verb.dep_ in ("ccomp", "advcl", "dep", "parataxis") and verb.head.i > verb.i:
+        after.append(verb.head)  # the parse may hang the gesture on the words said after it
+    for c in after:
+        own = {g.lower_ for g in c.children if g.dep_ == "nsubj"}
+        if own and own != doer:
+            continue  # another speaks: "looks at Grog, who says"
+        lemma = c.lemma_.lower()
+        if lemma in _SPEECH or lemma == "go" and not any(
+                g.dep_ in ("prep", "dobj", "prt", "xcomp", "advmod", "ccomp")
+                for g in c.children):
+            return True
+        if lemma == "be" and own and any(g.lower_ == "like" for g in c.children):
+            return True  # "I'm like, ...": the table's way of saying "I say"
+    return False
+
+
 def verb_relation(lemma: str, prep: str, doer: str | None, source: Entity,
               target: Entity) -> tuple[str, str] | None:
     """(relation type, how it was read: "table" or "custom") of a verb between two entities,
@@ -555,6 +633,8 @@ def svo_facts(
                     found = (PREP_IDIOMS[lemma_prep][0], "idiom")
                     if PREP_IDIOMS[lemma_prep][1]:
                         a, b = b, a
+                elif (lemma, lemma_prep) in _ADDRESSING and _speaks(verb):
+                    found = ("spoke_with", "address")
                 else:
                     found = verb_relation(lemma, lemma_prep, coref, entities[a], entities[b])
                 if found is None:
