@@ -8,9 +8,7 @@ turn (the DM's, or a player's recorded monologue), a third-person pronoun stands
 person last named alone. A sentence naming two or more people makes "he" ambiguous, and the
 antecedent is dropped until one person is named alone again; a new turn starts with none.
 A "she" does not go to a person the words call "father" or "Lord" (`_kin_genders`): it goes
-back to the last one named alone whose gender does not clash. A sentence that turns to a
-person by a title alone ("It's now the queen's turn.") names someone else: the
-antecedent is dropped. Quoted speech is skipped (an
+back to the last one named alone whose gender does not clash. Quoted speech is skipped (an
 NPC's "he" is the speaker's world, not the narration's). Facts
 read through it carry the coreference penalty, so at the default threshold they are queued
 for the DM's review.
@@ -36,12 +34,6 @@ _FEMALE = frozenset(words("mother mom aunt sister daughter queen lady dame wife 
                           "princess duchess baroness"))
 # "her father, Kohren", "his uncle Kevdak", "Lady Kima": the word just before a name
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)\s*,?\s*$")
-# "the queen", "the king": a person the narration turns to by a title alone ("It's now the
-# queen's turn. She looks over at you"); not "the queen, Ulara" / "the king Murghol" (named),
-# nor a kin noun ("the sister tribes" is no person)
-_TITLED = frozenset(words("king queen lord lady prince princess duke duchess baron baroness"))
-_UNNAMED_PERSON = re.compile(
-    r"\bthe\s+(?:" + "|".join(sorted(_TITLED)) + r")\b(?!\s*,?\s*(?-i:[A-Z]))", re.I)
 _HE = re.compile(r"\b(?:he|him|his|himself)\b", re.I)
 _SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
 
@@ -93,26 +85,17 @@ def third_person_antecedents(
     out: list[str | None] = []
     alone: list[str] = []  # people named alone in this turn, most recent last
     entry = None
-    cursor = 0
     for s, mentions in zip(sentences, spans, strict=True):
         if s.entry is not entry:
-            entry, alone, cursor = s.entry, [], 0
-        # the turn's words since the last sentence read, those left out of the story too
-        # ("It's now the queen's turn." is table talk, but it says who "she" is next)
-        at = entry.text.find(s.text, cursor)
-        skipped, cursor = (entry.text[cursor:at], at + len(s.text)) if at >= 0 else ("", cursor)
+            entry, alone = s.entry, []
         if s.quoted or not narrated(s.entry):
             out.append(None)
-            continue
-        people = {eid for _, _, eid in mentions if entities[eid].type in PERSON_TYPES}
-        if _UNNAMED_PERSON.search(skipped) or not people and _UNNAMED_PERSON.search(s.text):
-            out.append(None)  # the story turned to someone it does not name
-            alone = []
             continue
         pronoun = _sentence_pronoun(s.text)
         fitting = [eid for eid in alone if genders.get(eid, pronoun) == pronoun]
         out.append((fitting[-1] if fitting else None) if pronoun else
                    (alone[-1] if alone else None))
+        people = {eid for _, _, eid in mentions if entities[eid].type in PERSON_TYPES}
         if len(people) == 1:
             eid = next(iter(people))
             alone = [*(a for a in alone if a != eid), eid]

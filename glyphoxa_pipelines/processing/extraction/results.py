@@ -11,9 +11,7 @@ EXTRACTOR_VERSION = "spacy-v12"  # v12: a relative pronoun subject is its noun (
 # rules Y", "X is the one that rules Y"), "disappear / sneak / charge into X" is travel, a
 # DM quote naming its speaker ("My name is X") is X's and X spoke with the one answered, a
 # kin noun set beside a name ("Allura, Kima's friend") is that name's kin, a capitalised
-# epithet in apposition ("Bahamut, the Platinum Dragon") is the name's alias, a gesture
-# toward someone with words after it ("looks at Grog and says") is speech to them, a "she"
-# after "the queen" (a title, no name) is nobody the story named;
+# epithet in apposition ("Bahamut, the Platinum Dragon") is the name's alias;
 # v11: "the Underdark" (only ever with "the") is a place,
 # "the Mithril mines" is named with its head noun, "a -- bear named X" across a join, one
 # mention is enough for a person introduced by kin or standing ("his uncle Kevdak"), "X

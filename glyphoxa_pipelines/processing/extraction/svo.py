@@ -109,15 +109,6 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
                       "plunge delve spearhead")
        for p in ENTERING},
 }
-# a gesture toward someone that the same doer's words follow is speech to them: "she looks
-# up at Grog and says", "he turns towards you and goes", "I turn to Clarota, I'm like"; a
-# look alone is no conversation, nor a point or a gesture at someone (said about them)
-_ADDRESSING = frozenset(
-    (v, p) for v in words("turn look glance stare motion nod lean wave smile grin wink")
-    for p in ("to", "at", "toward", "towards"))
-_SPEECH = frozenset(words(
-    "say ask reply respond whisper shout yell mutter murmur exclaim answer tell add call cry "
-    "growl hiss snap sigh"))
 # a prepositional idiom says the relation whatever the verb: "travelling into Kraghammer at the
 # behest of Allura in search of Kima" -> (relation, the idiom's object is the source)
 PREP_IDIOMS: dict[str, tuple[str, bool]] = {
@@ -544,29 +535,6 @@ def _gift_facts(
     return out
 
 
-def _speaks(verb: Token) -> bool:
-    """The gesture's own doer speaks next in the sentence: a second verb of speech with no
-    subject or the gesture's ("looks at you and says", "turns to Grog, I'm like"), or "goes"
-    with nothing after it but its words ("turns towards you and goes, ...")."""
-    doer = {c.lower_ for c in verb.children if c.dep_ == "nsubj"}
-    after = [c for c in verb.children
-             if c.dep_ in ("conj", "parataxis", "advcl", "dep", "ccomp") and c.i > verb.i]
-    if verb.dep_ in ("ccomp", "advcl", "dep", "parataxis") and verb.head.i > verb.i:
-        after.append(verb.head)  # the parse may hang the gesture on the words said after it
-    for c in after:
-        own = {g.lower_ for g in c.children if g.dep_ == "nsubj"}
-        if own and own != doer:
-            continue  # another speaks: "looks at Grog, who says"
-        lemma = c.lemma_.lower()
-        if lemma in _SPEECH or lemma == "go" and not any(
-                g.dep_ in ("prep", "dobj", "prt", "xcomp", "advmod", "ccomp")
-                for g in c.children):
-            return True
-        if lemma == "be" and own and any(g.lower_ == "like" for g in c.children):
-            return True  # "I'm like, ...": the table's way of saying "I say"
-    return False
-
-
 def verb_relation(lemma: str, prep: str, doer: str | None, source: Entity,
               target: Entity) -> tuple[str, str] | None:
     """(relation type, how it was read: "table" or "custom") of a verb between two entities,
@@ -633,8 +601,6 @@ def svo_facts(
                     found = (PREP_IDIOMS[lemma_prep][0], "idiom")
                     if PREP_IDIOMS[lemma_prep][1]:
                         a, b = b, a
-                elif (lemma, lemma_prep) in _ADDRESSING and _speaks(verb):
-                    found = ("spoke_with", "address")
                 else:
                     found = verb_relation(lemma, lemma_prep, coref, entities[a], entities[b])
                 if found is None:
