@@ -25,13 +25,13 @@ from glyphoxa_pipelines.processing.extraction.implied_subject import (
 )
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, type_ok
+from glyphoxa_pipelines.processing.extraction.relative_clauses import relative_antecedent
 from glyphoxa_pipelines.processing.extraction.vocabulary import ITEM_NOUNS, LOCATION_NOUNS, words
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
 _SEIZING = frozenset(words("take seize gain wrest"))
-ENTERING = ("into", "toward", "towards")  # not "to" ("rush to help"), nor "charge at"
 # (lemma, preposition or "" for a direct object) -> (relation type, reversed)
 VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
     **{(v, ""): ("killed", False) for v in words("kill slay murder assassinate execute")},
@@ -102,12 +102,11 @@ VERB_RELATIONS: dict[tuple[str, str], tuple[str, bool]] = {
        for v in words("hike walk march sail fly ride wander venture flee escape")
        for p in ("toward", "towards", "into", "to")},
     **{("run", p): ("travelled_to", False) for p in ("toward", "towards", "to")},
-    # into a place out of sight, by stealth or in a rush: "she disappeared into the Mithril
-    # mines", "they spearheaded into the Greyspine Mines", "Scanlan stealthed into X"
+    # out of sight or in a rush: "she disappeared into the mines"; not "rush to help"
     **{(v, p): ("travelled_to", False)
        for v in words("disappear vanish sneak stealth slip creep crawl charge rush dash dive "
                       "plunge delve spearhead")
-       for p in ENTERING},
+       for p in ("into", "toward", "towards")},
 }
 # a prepositional idiom says the relation whatever the verb: "travelling into Kraghammer at the
 # behest of Allura in search of Kima" -> (relation, the idiom's object is the source)
@@ -245,43 +244,6 @@ def _beheaded(verb: Token) -> Token | None:
                 p.dep_ == "prep" for p in c.children):
             return next((p for p in c.children if p.dep_ == "poss"), None)
     return None
-
-
-_RELATIVE = frozenset(words("who which that"))
-_COPULAS = frozenset(words("be remain become"))
-
-
-def relative_antecedent(token: Token) -> Token | None:
-    """The noun a relative pronoun subject stands for: "Grog, who rules X" is Grog; "K'varn
-    is the one that rules X" is K'varn (the "one" a copula says its subject is). Only the
-    subject of a relative clause ("information that she found" is no one), only right after
-    its noun's own phrase (`_next_to`), and not after a denial ("X is not the one that")."""
-    if token.lower_ not in _RELATIVE or token.dep_ not in ("nsubj", "nsubjpass"):
-        return None
-    clause = token.head
-    if clause.dep_ != "relcl" or clause.head is clause or not _next_to(clause.head, token):
-        return None
-    noun = clause.head
-    if noun.lower_ == "one" and noun.dep_ == "attr" and noun.head.lemma_.lower() in _COPULAS:
-        copula = noun.head
-        if any(c.dep_ == "neg" for c in copula.children):
-            return None
-        return next((c for c in copula.children if c.dep_ == "nsubj"), None)
-    return noun if noun.pos_ in ("NOUN", "PROPN", "PRON") else None
-
-
-def _next_to(noun: Token, pronoun: Token) -> bool:
-    """Only the noun's own words ("Lady Kima of Vord, who") or punctuation stand between a
-    noun and its relative pronoun: the parser also hangs a clause said a sentence later on
-    an earlier name ("Grog ... was kidnapped by the queen mage before she could be slain,
-    who then also disintegrated ...")."""
-    clause = pronoun.head
-    for t in pronoun.doc[noun.i + 1:pronoun.i]:
-        if t.is_punct:
-            continue
-        if noun not in t.ancestors or clause in t.ancestors:
-            return False
-    return True
 
 
 def _with_conjuncts(token: Token) -> list[Token]:
