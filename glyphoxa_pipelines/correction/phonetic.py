@@ -266,16 +266,20 @@ def find_corrections(
     # what the walk reads of each word for this index and configuration, kept per word as
     # written (`word_memo.walk_facts`): one look-up per word instead of several per utterance
     kept_facts, facts_kept = memo.words, memo.words_kept
-    rows = []
-    for k, word in enumerate(scan.words):
-        row = kept_facts.get(word)
-        if row is None:
-            base = text[starts[k] : variants_of[k][0][1]] if len(variants_of[k]) > 1 else None
-            row = walk_facts(index, word, base, variants_of[k], zipfs_of[k], cfg)
-            if len(kept_facts) >= facts_kept:
-                kept_facts.clear()
-            kept_facts[word] = row
-        rows.append(row)
+    # read in one C-level pass: most words are known, the new ones are worked out after
+    rows = list(map(kept_facts.get, words_of))
+    if None in rows:
+        for k, word in enumerate(words_of):
+            if rows[k] is not None:
+                continue
+            row = kept_facts.get(word)  # the same new word said twice is worked out once
+            if row is None:
+                base = text[starts[k] : variants_of[k][0][1]] if len(variants_of[k]) > 1 else None
+                row = walk_facts(index, word, base, variants_of[k], zipfs_of[k], cfg)
+                if len(kept_facts) >= facts_kept:
+                    kept_facts.clear()
+                kept_facts[word] = row
+            rows[k] = row
     # a name heard right alone; the sizes of the multi-word names the word begins or ends,
     # and those its base (without "'s") ends; a function word; an ordinary word with one
     # reading (the only kind the first check below lets pass)

@@ -16,14 +16,13 @@ most turns, and the same words' codes come back on every one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Protocol
 
 from glyphoxa_pipelines.correction.confusions import fold
 from glyphoxa_pipelines.correction.name_index import NameForm, NameIndex
 
-CODES_KEPT = 4096  # per scene: the codes of a session's words and short windows
 KNOWN_KEPT = 65_536  # per index: window codes with the index's forms sharing a variant
 
 
@@ -154,68 +153,76 @@ def _sharing(index: NameIndex, code: str) -> Shared:
     return tuple(found.values()), sum(each), each
 
 
-@dataclass(slots=True, eq=False)
 class SceneForms:
     """The forms of a scene's entities, laid out for the context stage's look-ups. Never
-    changed once laid out (not frozen: a frozen dataclass sets each field through
-    `object.__setattr__`, and a new scene is laid out on most lines that name someone)."""
+    changed once laid out. A layout holds as few objects of its own as it can: a new scene is
+    laid out on most lines that name someone, and the one it evicts from `scene_forms`'
+    cache is cold by then, each object it lets go of (and each it refers to) a cache miss."""
 
-    canon: frozenset[str]  # canonical names of the scene's entities
-    by_variant: SceneVariants  # their forms by every variant of their codes
-    by_size: dict[int, tuple[NameForm, ...]]  # their multi-word forms by number of words
-    # the lengths of `by_variant`'s keys: a window's code whose variants have none of them
-    # (most codes of several words, longer than any name's) skips their look-ups
-    variant_lengths: frozenset[int]
-    # the words of their multi-word forms: only such a word heard exactly anchors one
-    anchor_words: frozenset[str] = frozenset()
-    # their one-word forms with what they bring (`_Facts`), in the scene's order: `single`,
-    # `voiced` and `by_short` are laid out from these when first read (most lines read few)
-    singles: tuple[tuple[NameForm, _Facts], ...] = ()
-    # a window's code → `by_variant`'s forms of all its variants: filled as codes come (the
-    # same words' codes come utterance after utterance), bounded
-    by_code: dict[str, tuple[NameForm, ...]] = field(default_factory=dict)
-    _laid: dict[str, object] = field(default_factory=dict)  # `single`, `voiced`, `by_short`
+    __slots__ = (
+        "canon", "by_variant", "by_size", "variant_lengths", "anchor_words", "forms_of_code",
+        "_single", "_voiced", "_by_short",
+    )
+
+    def __init__(
+        self,
+        canon: frozenset[str],
+        by_variant: SceneVariants,
+        by_size: dict[int, tuple[NameForm, ...]],
+        variant_lengths: frozenset[int],
+        anchor_words: frozenset[str] = frozenset(),
+    ) -> None:
+        self.canon = canon  # canonical names of the scene's entities
+        self.by_variant = by_variant  # their forms by every variant of their codes
+        self.by_size = by_size  # their multi-word forms by number of words
+        # the lengths of `by_variant`'s keys: a window's code whose variants have none of
+        # them (most codes of several words, longer than any name's) skips their look-ups
+        self.variant_lengths = variant_lengths
+        # the words of their multi-word forms: only such a word heard exactly anchors one
+        self.anchor_words = anchor_words
+        # a window's code → the scene's forms sharing a variant with it, each once: the
+        # index's answer (`SceneVariants.sharing`, kept per index) kept to the scene's names
+        # by one AND. Not kept per scene: the scene is new on most lines, so such a memo
+        # was mostly misses, and its keys were one more cold object to let go of each
+        self.forms_of_code = by_variant.sharing
+        # `single`, `voiced`, `by_short`: laid out from the entities' shares when first read
+        self._single: tuple[NameForm, ...] | None = None
+        self._voiced: tuple[NameForm, ...] | None = None
+        self._by_short: dict[str, tuple[NameForm, ...]] | None = None
+
+    @property
+    def singles(self) -> Iterator[tuple[NameForm, _Facts]]:
+        """Their one-word forms with what they bring (`_Facts`), in the scene's order."""
+        return (one for part in self.by_variant._parts for one in part[5])
 
     @property
     def single(self) -> tuple[NameForm, ...]:
         """Their one-word forms: one may be heard as a name it begins with and a word ("Vex
         Alia")."""
-        found = self._laid.get("single")
+        found = self._single
         if found is None:
-            found = self._laid["single"] = tuple([form for form, _ in self.singles])
-        return found  # type: ignore[return-value]
+            found = self._single = tuple([form for form, _ in self.singles])
+        return found
 
     @property
     def voiced(self) -> tuple[NameForm, ...]:
         """Their one-word forms that begin with a V: Whisper may write that sound as "the"."""
-        found = self._laid.get("voiced")
+        found = self._voiced
         if found is None:
-            found = self._laid["voiced"] = tuple([form for form, facts in self.singles if facts[2]])
-        return found  # type: ignore[return-value]
+            found = self._voiced = tuple([form for form, facts in self.singles if facts[2]])
+        return found
 
     @property
     def by_short(self) -> dict[str, tuple[NameForm, ...]]:
         """Their one-word forms by their folded codes less the last sound ("Kila" for
         Keyleth)."""
-        found = self._laid.get("by_short")
+        found = self._by_short
         if found is None:
             shorts: dict[str, list[NameForm]] = {}
             for form, facts in self.singles:
                 for short in facts[3]:
                     shorts.setdefault(short, []).append(form)
-            found = self._laid["by_short"] = {k: tuple(v) for k, v in shorts.items()}
-        return found  # type: ignore[return-value]
-
-    def forms_of_code(self, code: str) -> tuple[NameForm, ...]:
-        """The scene's forms sharing a variant with a window's `code`, each once: the
-        index's answer for the code (`SceneVariants.sharing`, kept per index) kept to the
-        scene's names, and kept per scene for the utterance's other windows."""
-        found = self.by_code.get(code)
-        if found is None:
-            found = self.by_variant.sharing(code)
-            if len(self.by_code) >= CODES_KEPT:
-                self.by_code.clear()
-            self.by_code[code] = found
+            found = self._by_short = {k: tuple(v) for k, v in shorts.items()}
         return found
 
 
@@ -328,21 +335,18 @@ def scene_forms(index: NameIndex, scene: tuple[str, ...]) -> SceneForms:
     mask = 0
     lengths: set[int] = set()
     by_size: dict[int, list[NameForm]] = {}
-    singles: list[tuple[NameForm, _Facts]] = []
     anchor_words: set[str] = set()
-    for _, bits, code_lengths, multi, words, ones, _ in chosen.values():
+    for _, bits, code_lengths, multi, words, _, _ in chosen.values():
         mask |= bits
         lengths |= code_lengths
         if multi:
             for form in multi:
                 by_size.setdefault(len(form.words), []).append(form)
             anchor_words |= words
-        singles += ones
     return SceneForms(
         frozenset(chosen),
         SceneVariants(index, tuple(chosen.values()), mask),
         {k: tuple(v) for k, v in by_size.items()},
         frozenset(lengths),
         frozenset(anchor_words),
-        tuple(singles),
     )
