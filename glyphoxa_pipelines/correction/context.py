@@ -21,7 +21,6 @@ they are, and words stage 1 changed are never touched again.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from glyphoxa_pipelines.correction.confusions import fold, fold_letters
 from glyphoxa_pipelines.correction.english_readings import english_readings
+from glyphoxa_pipelines.correction.heard_span import line_words
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
@@ -55,7 +55,6 @@ from glyphoxa_pipelines.correction.written_forms import (
     split_over_ordinary_name,
 )
 
-_WORD = re.compile(r"\S+")
 _jw = JaroWinkler.similarity
 
 
@@ -90,15 +89,17 @@ def _unsure_tokens(
 def confidences_at(
     text: str, starts: Sequence[int], word_confidences: Sequence[float] | None
 ) -> list[float]:
-    """Whisper's probability of the whitespace word holding each offset (1.0 when unknown)."""
+    """Whisper's probability of the whitespace word holding each offset (1.0 when unknown).
+    The words' ends are the guards' (`line_words`, kept for the last few lines), not a new
+    split of the line per call: the possessive reading asks once per "'s"."""
     if not word_confidences:
         return [1.0] * len(starts)
-    spans = [m.span() for m in _WORD.finditer(text)]
-    if len(spans) != len(word_confidences):
+    ends = line_words(text)[2]
+    if len(ends) != len(word_confidences):
         return [1.0] * len(starts)  # confidences of another text: no signal rather than a wrong one
     out, k = [], 0
     for start in starts:
-        while k + 1 < len(spans) and spans[k][1] <= start:
+        while k + 1 < len(ends) and ends[k] <= start:
             k += 1
         out.append(float(word_confidences[k]))
     return out
