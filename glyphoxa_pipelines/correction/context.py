@@ -21,9 +21,8 @@ they are, and words stage 1 changed are never touched again.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,6 +30,7 @@ from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from glyphoxa_pipelines.correction.confusions import fold, fold_letters
 from glyphoxa_pipelines.correction.english_readings import english_readings
+from glyphoxa_pipelines.correction.heard_span import line_words
 from glyphoxa_pipelines.correction.models import Correction, CorrectionConfig
 from glyphoxa_pipelines.correction.name_index import (
     NameForm,
@@ -55,7 +55,6 @@ from glyphoxa_pipelines.correction.written_forms import (
     split_over_ordinary_name,
 )
 
-_WORD = re.compile(r"\S+")
 _jw = JaroWinkler.similarity
 
 
@@ -90,15 +89,17 @@ def _unsure_tokens(
 def confidences_at(
     text: str, starts: Sequence[int], word_confidences: Sequence[float] | None
 ) -> list[float]:
-    """Whisper's probability of the whitespace word holding each offset (1.0 when unknown)."""
+    """Whisper's probability of the whitespace word holding each offset (1.0 when unknown).
+    The words' ends are the guards' (`line_words`, kept for the last few lines), not a new
+    split of the line per call: the possessive reading asks once per "'s"."""
     if not word_confidences:
         return [1.0] * len(starts)
-    spans = [m.span() for m in _WORD.finditer(text)]
-    if len(spans) != len(word_confidences):
+    ends = line_words(text)[2]
+    if len(ends) != len(word_confidences):
         return [1.0] * len(starts)  # confidences of another text: no signal rather than a wrong one
     out, k = [], 0
     for start in starts:
-        while k + 1 < len(spans) and spans[k][1] <= start:
+        while k + 1 < len(ends) and ends[k] <= start:
             k += 1
         out.append(float(word_confidences[k]))
     return out
@@ -261,12 +262,15 @@ def context_corrections(
     *,
     scan: Scan | None = None,
     changed: Sequence[Correction] = (),
+    ending_at: Collection[int] | None = None,
 ) -> list[Correction]:
     """Corrections the scene or Whisper's uncertainty vouch for, outside `settled` spans.
 
     `scan` is `Scan(text)` when the caller has it (stage 1 built one); `changed` are stage 1's
     corrections, whose words are never touched again (the other settled spans are names heard
-    right, which may still anchor a longer name).
+    right, which may still anchor a longer name). `ending_at`: the caller wants only the
+    corrections that end at one of these offsets (the possessive reading's second pass); the
+    answer then holds all of them, and is empty when there are none.
     """
     if not text or not index:
         return []
@@ -308,7 +312,15 @@ def context_corrections(
         if unsure_of[k] or zipfs[k] < common_zipf:
             nearest = k
         walked[k] = nearest - k < width
-    for first in range(count):
+    firsts: Iterable[int] = range(count)
+    wanted: set[int] = set()  # with `ending_at`: the words a wanted correction ends with
+    if ending_at is not None:
+        # every window's hits lie within its words (`rest_heard_apart`'s aside, run whole
+        # below), so a hit ending at a wanted word comes from a window starting at most
+        # `width` - 1 words before it: only those starts are walked first
+        wanted = {k for k, end in enumerate(scan.ends) if end in ending_at}
+        firsts = sorted({f for k in wanted for f in range(max(0, k - width + 1), k + 1)})
+    for first in firsts:
         if not walked[first]:
             continue
         joined = ""
@@ -528,6 +540,13 @@ def context_corrections(
             norms, zipfs, named, blocked, joinable, unsure_of, in_play.single, cfg
         )
         hits.extend(_Hit(*span) for span in apart)
+    if ending_at is not None:
+        if not any(hit.last in wanted for hit in hits):
+            return []  # the whole walk's choice could hold no correction ending there
+        # which of them is chosen depends on every overlapping hit: the whole walk (rare)
+        return context_corrections(
+            text, index, settled, word_confidences, scene, cfg, scan=scan, changed=changed
+        )
     return _choose(text, scan, hits, cfg)
 
 

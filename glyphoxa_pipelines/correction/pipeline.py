@@ -72,7 +72,14 @@ def correct(
         masked = mask_possessives(text, word_confidences, index.by_joined, cfg)
         if masked is not None:  # "scamlin's": the name read without its possessive too
             again = context_corrections(
-                masked.text, index, settled, word_confidences, scene, cfg, changed=stage1
+                masked.text,
+                index,
+                settled,
+                word_confidences,
+                scene,
+                cfg,
+                changed=stage1,
+                ending_at=masked.base_ends,  # only the fixes `with_possessives` keeps
             )
             extra = with_possessives(extra, again, masked)
         done = [*settled, *((c.start, c.end) for c in extra)]

@@ -4,6 +4,7 @@ word without its "'s" too, and a fix keeps the "'s" as it was said."""
 from __future__ import annotations
 
 from glyphoxa_pipelines.correction import CorrectionConfig, NameIndex, correct, possessive
+from glyphoxa_pipelines.correction.context import context_corrections
 from glyphoxa_pipelines.correction.possessive import mask_possessives
 
 INDEX = NameIndex(["Keyleth", "Scanlan", "Clarota", "Grog", "Vex"])
@@ -83,3 +84,42 @@ def test_possessives_found_by_their_apostrophes_match_the_patterns_search() -> N
     assert possessive._word_before(text, text.index("’s.")).group() == long_word * 2
     masked = mask_possessives(text, None, (), CorrectionConfig())
     assert masked is not None and f"{long_word * 2}--." in masked.text
+
+
+def test_second_pass_walks_only_near_the_possessive_and_keeps_its_fixes() -> None:
+    # `ending_at` (the masked reading's pass) must give every fix of the whole pass that ends
+    # at a masked "'s", and nothing when the whole pass has none there
+    cfg = CorrectionConfig()
+    lines = [
+        (
+            "Then kill it and Kiela's cat run to scamlin's side.",
+            {"kill", "it", "Kiela's", "scamlin's"},
+        ),
+        (
+            "So kill it says the killer's knife is at Kyle's neck.",
+            {"kill", "it", "killer's", "Kyle's"},
+        ),
+    ]
+    found_any = found_none = False
+    for text, unsure in lines:
+        masked = mask_possessives(text, confidences(text, unsure), INDEX.by_joined, cfg)
+        assert masked is not None
+        whole = context_corrections(
+            masked.text, INDEX, [], confidences(text, unsure), ("Keyleth", "Scanlan"), cfg
+        )
+        near = context_corrections(
+            masked.text,
+            INDEX,
+            [],
+            confidences(text, unsure),
+            ("Keyleth", "Scanlan"),
+            cfg,
+            ending_at=masked.base_ends,
+        )
+        wanted = [c for c in whole if c.end in masked.base_ends]
+        assert [c for c in near if c.end in masked.base_ends] == wanted
+        assert near == (whole if wanted else [])
+        found_any = found_any or bool(wanted)
+        found_none = found_none or (bool(whole) and not wanted)
+    assert found_any  # the first line's fixes end at its possessives
+    assert found_none  # the second's one fix ("kill it") ends elsewhere: the pass gives none
