@@ -210,7 +210,9 @@ def feature_values(
     periods = named_periods(query)
     names_speaker = float(bool(named))
     info = information(rows, query)
-    speakers = frozenset(str(r.get("speaker_name") or "").lower() for r in rows.values())
+    # each word of a speaker's name: `specifics` reads words ("Frank", "Herbert")
+    speakers = frozenset(w for r in rows.values()
+                         for w in str(r.get("speaker_name") or "").lower().split())
     # Each turn's own values once: its neighbours read them again (packing runs this on
     # every search; the per-turn generators and look-ups were most of its time).
     share = {i: words[i] / best_words for i in ids}

@@ -299,12 +299,16 @@ def _name_parts(index: NameIndex) -> dict[str, tuple[_Part, ...]]:
 
 
 def _parts_named(index: NameIndex, name: str) -> tuple[_Part, ...]:
-    """`_name_parts`' entry for `name`, worked out and kept when new (an unknown name has
-    none); an entity two names name is worked out once."""
+    """`_name_parts`' entry for `name`, worked out and kept when new; an entity two names
+    name is worked out once. An unknown name has none and is not kept: scenes of a
+    long-running service bring names the index never held, and the memo would only grow."""
     named, by_canonical = _entities(index)
+    canonicals = named.get(name)
+    if not canonicals:
+        return ()
     by_entity = _entity_parts(index)
     parts = []
-    for canonical in named.get(name, ()):
+    for canonical in canonicals:
         part = by_entity.get(canonical)
         if part is None:
             part = by_entity[canonical] = _part_of(index, by_canonical[canonical])

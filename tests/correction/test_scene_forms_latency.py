@@ -111,6 +111,17 @@ def test_a_layout_keeps_no_code_memo_of_its_own() -> None:
     assert scene.forms_of_code("KLT") == scene.forms_of_code("KLT")
 
 
+def test_a_scene_name_the_index_never_held_is_not_kept() -> None:
+    # a long-running service's scenes bring speakers and names no index holds: kept, the
+    # per-index memo of names' shares would only grow
+    index = NameIndex(ENTITIES)
+    known = scene_module._name_parts(index)
+    scene = scene_forms(index, ("Keyleth", "Somebody Unheard Of", "Nobody Either"))
+    assert scene.single  # Keyleth's forms are laid out
+    assert "Somebody Unheard Of" not in known and "Nobody Either" not in known
+    assert any(name in known for name in ("Keyleth", "keyleth"))
+
+
 def test_a_confident_window_is_still_anchored_without_its_code() -> None:
     """Windows Whisper was sure of, holding an ordinary content word, skip the code look-ups:
     a multi-word name is still found by its own rare word heard exactly, whether the scene

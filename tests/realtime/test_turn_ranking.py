@@ -179,3 +179,17 @@ def test_a_named_persons_turn_that_names_things_outranks_a_generic_one() -> None
     scores = tr.turn_scores(rows, dict.fromkeys(rows, 0), {i: (None, None) for i in rows},
                             "What books has John read?")
     assert scores[2] > scores[3] and scores[2] > scores[1]
+
+
+def test_a_speakers_two_word_name_said_to_them_names_nothing() -> None:
+    rows = _rows(("John", "Thanks, Mary Jane, see you soon!", 0.5),
+                 ("Mary Jane", "Thanks, John! I loved Paris.", 0.5))
+    feats = tr.turn_features(rows, dict.fromkeys(rows, 0), {i: (None, None) for i in rows},
+                             "Where has John been?")
+    # "Mary" and "Jane" are a speaker's name word by word: no specific; "Paris" is one
+    assert feats[1]["named_specifics"] == 0.0
+    assert feats[2]["named_specifics"] == 0.0  # not spoken by the person asked about
+    rows[2]["speaker_name"] = "John"
+    feats = tr.turn_features(rows, dict.fromkeys(rows, 0), {i: (None, None) for i in rows},
+                             "Where has John been?")
+    assert feats[2]["named_specifics"] == pytest.approx(math.log1p(1))

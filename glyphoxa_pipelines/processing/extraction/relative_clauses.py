@@ -42,6 +42,8 @@ def _next_to(noun: Token, pronoun: Token) -> bool:
     noun and its relative pronoun: the parser also hangs a clause said a sentence later on
     an earlier name ("Grog ... was kidnapped by the queen mage before she could be slain,
     who then also disintegrated ...")."""
+    if noun.i >= pronoun.i:  # a misparse: a relative pronoun follows its noun
+        return False
     clause = pronoun.head
     for t in pronoun.doc[noun.i + 1:pronoun.i]:
         if t.is_punct:
