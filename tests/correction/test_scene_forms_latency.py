@@ -14,21 +14,9 @@ from glyphoxa_pipelines.correction import scene_forms as scene_module
 from glyphoxa_pipelines.correction.confusions import code_variants
 from glyphoxa_pipelines.correction.name_index import normalize, phonetic_codes
 from glyphoxa_pipelines.correction.scene_forms import scene_forms
+from tests.support.party_names import PARTY_NAMES
 
-ENTITIES = [
-    "Keyleth",
-    "Vex'ahlia",
-    "Vax'ildan",
-    "Scanlan Shorthalt",
-    "Trinket",
-    "Grog Strongjaw",
-    "Percival de Rolo",
-    "Clarota",
-    "Thessa Morn",
-    "Brannoc",
-    "Vrel",
-    "Kima of Vord",
-]
+ENTITIES = PARTY_NAMES
 HEARD = [
     "kila",
     "kiela",

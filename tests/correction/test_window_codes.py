@@ -19,21 +19,9 @@ from glyphoxa_pipelines.correction.window_codes import (
     window_codes,
     window_facts,
 )
+from tests.support.party_names import PARTY_NAMES
 
-ENTITIES = [
-    "Keyleth",
-    "Vex'ahlia",
-    "Vax'ildan",
-    "Scanlan Shorthalt",
-    "Trinket",
-    "Grog Strongjaw",
-    "Percival de Rolo",
-    "Clarota",
-    "Thessa Morn",
-    "Brannoc",
-    "Vrel",
-    "Kima of Vord",
-]
+ENTITIES = PARTY_NAMES
 HEARD = ["kila", "bex", "vacks", "scamlin", "trinkit", "drinkit", "grok", "claratoe", "borrel"]
 HEARD += ["thessaborn", "brannock", "kima", "tuberus", "strongjaw", "table", "the", "zzq"]
 
