@@ -41,11 +41,11 @@ from glyphoxa_pipelines.memory.models import Entity, Entry
 from glyphoxa_pipelines.processing.extraction.characters import (
     Cast,
     declared_by,
+    player_entities,
     previous_dm_turn,
     repliers,
 )
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
-from glyphoxa_pipelines.processing.extraction.resolution import name_key
 
 YouReading = Literal["vocative", "party", "reply"]
 NARRATION_WORDS = 120  # a DM turn this long, with nobody called by name, speaks to everyone
@@ -124,11 +124,7 @@ def dm_addressees(
     the same sentence: "Tiberius, Vax, you guys ..."), then a vocative (which then holds for
     the rest of the turn), then the turn's reply addressee."""
     players = {e.id for e in entities.values() if e.type == "player"}
-    by_key: dict[str, str] = {}
-    for e in entities.values():
-        if e.type == "player":
-            for name in [e.name, *e.aliases]:
-                by_key.setdefault(name_key(name), e.id)
+    by_key = player_entities(entities)
     party = party_entity(entities)
     index_of = {id(e): i for i, e in enumerate(entries)}
     reply_of: dict[int, You] = {}

@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 
-from glyphoxa_pipelines.memory.models import Entry
+from glyphoxa_pipelines.memory.models import Entity, Entry
 from glyphoxa_pipelines.processing.cast import infer_characters
 from glyphoxa_pipelines.processing.extraction.resolution import name_key
 from glyphoxa_pipelines.processing.extraction.vocabulary import NOT_NAMES
@@ -217,6 +217,18 @@ def _companions(
 REPLY_REACH = 3  # turns back a DM's reply may answer, as far as the DM's own last turn
 # "I walk up and try to help Keyleth": a player declaring their own action, which the DM rules on
 _DECLARES = re.compile(r"(?:^|[.!?,]\s*)I(?:['’](?:ll|m|d))?\s+[a-z]")
+
+
+def player_entities(entities: dict[str, Entity]) -> dict[str, str]:
+    """A player character's name or alias (`name_key`) → its entity id: how a character the
+    cast reads off the table (`Cast.character_of`) is found in the graph. The first entity
+    keeps a name two of them share."""
+    by_key: dict[str, str] = {}
+    for e in entities.values():
+        if e.type == "player":
+            for name in [e.name, *e.aliases]:
+                by_key.setdefault(name_key(name), e.id)
+    return by_key
 
 
 def repliers(entries: Sequence[Entry], index: int, cast: Cast) -> list[str | None]:

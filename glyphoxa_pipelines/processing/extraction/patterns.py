@@ -27,7 +27,11 @@ from glyphoxa_pipelines.processing.extraction.candidates import (
     merge_name_parts,
     name_by_head_noun,
 )
-from glyphoxa_pipelines.processing.extraction.characters import Cast, read_cast
+from glyphoxa_pipelines.processing.extraction.characters import (
+    Cast,
+    player_entities,
+    read_cast,
+)
 from glyphoxa_pipelines.processing.extraction.coreference import (
     THE_PARTY,
     party_they,
@@ -149,11 +153,7 @@ def _speakers(
 ) -> list[Speakers]:
     """Per sentence, the entities "I" (a player's own character, see `characters`) and the
     DM's "you" (`addressee`) stand for."""
-    by_key: dict[str, str] = {}
-    for e in entities.values():
-        if e.type == "player":
-            for name in [e.name, *e.aliases]:
-                by_key.setdefault(name_key(name), e.id)
+    by_key = player_entities(entities)
     yous = dm_addressees(entries, sentences, spans, cast, entities)
     party = party_entity(entities)
     out = []

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from glyphoxa_pipelines.memory.models import Entity, Entry
-from glyphoxa_pipelines.processing.extraction.characters import Cast, repliers
+from glyphoxa_pipelines.processing.extraction.characters import Cast, player_entities, repliers
 from glyphoxa_pipelines.processing.extraction.name_spans import Sentence
 from glyphoxa_pipelines.processing.extraction.relations import Fact, base_confidence
 from glyphoxa_pipelines.processing.extraction.resolution import name_key
@@ -94,11 +94,7 @@ def introduction_facts(
     entities: dict[str, Entity],
 ) -> list[Fact]:
     """`spoke_with` from each NPC that names itself to the one character it answers."""
-    characters: dict[str, str] = {}
-    for e in entities.values():
-        if e.type == "player":
-            for name in [e.name, *e.aliases]:
-                characters.setdefault(name_key(name), e.id)
+    characters = player_entities(entities)
     index_of = {id(e): i for i, e in enumerate(entries)}
     out: list[Fact] = []
     named = self_named(sentences, spans, entities)
